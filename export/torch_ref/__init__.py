@@ -1,0 +1,1 @@
+"""Small PyTorch reference modules for the media parts, loaded by checkpoint tensor names."""
