@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Set up venus-edge on a Jetson Orin with JetPack 6.x (L4T R36).
+#   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only]
+# Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
+# and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
+# CUDA for SM 8.7, venus-edge itself, then checks that CUDA and TensorRT are reachable.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source-path=SCRIPTDIR source=detect.sh
+. "$HERE/detect.sh"
+
+PREFIX="/opt/venus-edge"
+WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdist) staged with the image
+SOURCE="$(cd "$HERE/../.." && pwd)"
+DETECT_ONLY=0
+LLAMA_VERSION="0.3.36"
+LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
+APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
+# JetPack's own packages: present on a full JetPack install, added when the apt source has them.
+APT_JETPACK="python3-libnvinfer nvidia-opencv"
+
+log() { printf '[venus-setup] %s\n' "$*" >&2; }
+die() { printf '[venus-setup] %s\n' "$*" >&2; exit "${2:-1}"; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) PREFIX="${2:?--prefix needs a directory}"; shift 2 ;;
+    --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
+    --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
+    --detect-only) DETECT_ONLY=1; shift ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) die "unknown option '$1'; see --help." 2 ;;
+  esac
+done
+VENV="$PREFIX/venv"
+CACHE="${VENUS_EDGE_CACHE:-$HOME/.cache/venus-edge}"
+
+detect() {
+  local out
+  out="$(venus_detect "${VENUS_ROOT_PREFIX:-}")" || exit 3
+  while IFS='=' read -r key value; do
+    case "$key" in
+      L4T_RELEASE) L4T_RELEASE="$value" ;;
+      BOARD) BOARD="$value" ;;
+      TENSORRT) TENSORRT="$value" ;;
+      CUDA) CUDA="$value" ;;
+      PIP_INDEX) PIP_INDEX="${VENUS_JETSON_PIP_INDEX:-$value}" ;;
+    esac
+  done <<<"$out"
+  log "L4T R$L4T_RELEASE, CUDA $CUDA, TensorRT $TENSORRT, board $BOARD"
+}
+
+install_apt() {
+  local sudo="" missing=() p
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  for p in $APT_JETPACK; do
+    dpkg -s "$p" >/dev/null 2>&1 || { apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p"); } || true
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing apt packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+pip_in() {
+  # Offline when a wheel folder was staged; otherwise PyPI plus NVIDIA's Jetson index.
+  if [ -n "$WHEELS" ]; then
+    "$VENV/bin/pip" install -q --no-index --find-links "$WHEELS" "$@"
+  else
+    "$VENV/bin/pip" install -q --extra-index-url "$PIP_INDEX" "$@"
+  fi
+}
+
+make_venv() {
+  # System site packages: TensorRT's Python bindings and OpenCV with GStreamer come from JetPack.
+  [ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv --system-site-packages "$VENV"; }
+  "$VENV/bin/python" -m pip install -q --upgrade pip wheel setuptools 2>/dev/null || true
+}
+
+install_onnxruntime() {
+  "$VENV/bin/python" -c 'import onnxruntime as o, sys; sys.exit("TensorrtExecutionProvider" not in o.get_available_providers())' \
+    2>/dev/null && return 0
+  # The CPU build overwrites the GPU one (same module name): never keep both.
+  "$VENV/bin/pip" uninstall -y -q onnxruntime 2>/dev/null || true
+  log "installing onnxruntime-gpu from ${WHEELS:-$PIP_INDEX}"
+  pip_in onnxruntime-gpu
+}
+
+install_llama() {
+  local key dir
+  "$VENV/bin/python" -c 'import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())' \
+    2>/dev/null && return 0
+  key="$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" "$L4T_RELEASE" | sha256sum | cut -c1-12)"
+  dir="$CACHE/wheels/llama-cpp-python-$LLAMA_VERSION-$key"
+  if ! ls "$dir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    log "building llama-cpp-python $LLAMA_VERSION with CUDA for SM 8.7 (20-40 minutes on an Orin)"
+    mkdir -p "$dir.tmp"
+    local src="llama-cpp-python==$LLAMA_VERSION" find=()
+    [ -n "$WHEELS" ] && find=(--no-index --find-links "$WHEELS")
+    PATH="/usr/local/cuda/bin:$PATH" CUDACXX=/usr/local/cuda/bin/nvcc CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+      "$VENV/bin/pip" wheel -q --no-deps --no-cache-dir "${find[@]}" "$src" -w "$dir.tmp"
+    rm -rf "$dir"; mv "$dir.tmp" "$dir"
+  fi
+  "$VENV/bin/pip" install -q --no-deps --force-reinstall "$dir"/llama_cpp_python-*.whl
+}
+
+install_venus() {
+  # llama-cpp-python is already in place; the rest of the dependencies resolve normally.
+  if [ -n "$WHEELS" ] && ls "$WHEELS"/venus_edge-*.whl >/dev/null 2>&1; then
+    pip_in "venus-edge[jetson]"
+  else
+    pip_in -e "${SOURCE}[jetson]"
+  fi
+}
+
+post_checks() {
+  local fail=0
+  "$VENV/bin/python" -c 'import llama_cpp, sys; sys.exit(not llama_cpp.llama_supports_gpu_offload())' \
+    || { log "FAIL: llama.cpp does not see CUDA; rebuild with: rm -rf $CACHE/wheels and re-run."; fail=1; }
+  "$VENV/bin/python" -c 'import onnxruntime as o, sys; sys.exit("TensorrtExecutionProvider" not in o.get_available_providers())' \
+    || { log "FAIL: onnxruntime has no TensorRT provider; check that onnxruntime-gpu came from $PIP_INDEX."; fail=1; }
+  "$VENV/bin/python" -c 'import tensorrt; print("TensorRT", tensorrt.__version__)' >&2 \
+    || log "warning: the tensorrt Python module is missing; install python3-libnvinfer (engines then build with trtexec)."
+  "$VENV/bin/python" -c 'import cv2, sys; sys.exit("GStreamer:                   YES" not in cv2.getBuildInformation())' 2>/dev/null \
+    || log "warning: OpenCV without GStreamer; CSI cameras (nvarguscamerasrc) need JetPack's OpenCV (nvidia-opencv)."
+  [ "$fail" -eq 0 ] || die "set-up finished with failures (above)."
+  log "ready: $VENV/bin/venus-edge; board profile: $HERE/profiles/$BOARD.env"
+}
+
+detect
+[ "$DETECT_ONLY" -eq 1 ] && exit 0
+install_apt
+make_venv
+install_onnxruntime
+install_llama
+install_venus
+post_checks
