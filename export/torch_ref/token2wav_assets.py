@@ -12,6 +12,8 @@ device here and those buffers are re-created at the sizes a stream needs.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import pathlib
 import sys
 import types
@@ -26,10 +28,23 @@ from export.errors import ExportError
 NOISE_FRAMES = 50 * 600  # the reference keeps 600 s of fixed noise for the flow sampler
 
 
+def _bare_package() -> None:
+    """Make `stepaudio2` importable without running its __init__, which needs torchaudio and s3tokenizer."""
+    if "stepaudio2" in sys.modules:
+        return
+    spec = importlib.util.find_spec("stepaudio2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExportError("The stepaudio2-minicpmo package is not installed; install it with --no-deps.")
+    package = types.ModuleType("stepaudio2")
+    package.__path__ = list(spec.submodule_search_locations)
+    sys.modules["stepaudio2"] = package
+
+
 def _alias_cosyvoice2() -> None:
     """flow.yaml names classes under `cosyvoice2.*`; point those names at the packaged modules."""
     if "cosyvoice2.flow.flow" in sys.modules:
         return
+    _bare_package()
     try:
         import stepaudio2.cosyvoice2.flow.decoder_dit as dit
         import stepaudio2.cosyvoice2.flow.flow as flow
@@ -50,8 +65,8 @@ def _alias_cosyvoice2() -> None:
 
 
 def _package_import(path: str) -> Any:
-    import importlib
-
+    if path.startswith("stepaudio2."):
+        _bare_package()
     try:
         return importlib.import_module(path)
     except ImportError as exc:
