@@ -54,6 +54,7 @@ class ChunkOutput:
     turn_end: bool = False  # `<|turn_eos|>` was emitted
     interrupt: bool = False  # yield to the user: stop playback, drop the rest of the reply
     user_text: str = ""  # what the frontend heard (transcript), when it knows
+    backend_id: str = ""  # these words speak this harness result (delivery is confirmed by playback)
     tokens: list[int] = field(default_factory=list)  # raw token ids, when a model produced them
     info: dict = field(default_factory=dict)  # per-stage timings and decisions, for the journal
 

@@ -1,0 +1,113 @@
+"""Audio sources: a WAV/FLAC file, a microphone (sounddevice), or a journal's recorded chunks.
+
+Every source yields 16 kHz mono float32. Files are resampled once on open.
+"""
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from edge.capture.errors import DeviceError
+from kernels.resample import resample, to_mono
+
+RATE = 16000
+
+
+class AudioSource(Protocol):
+    live: bool  # a device that paces itself (True) or a file read at the caller's pace (False)
+
+    def read(self, n: int) -> np.ndarray | None:
+        """Up to n samples; fewer only at the end of a file; None when nothing is left (or not yet, live)."""
+
+    def close(self) -> None: ...
+
+
+class FileAudioSource:
+    live = False
+
+    def __init__(self, path: str | Path) -> None:
+        import soundfile as sf
+
+        p = Path(path)
+        if not p.is_file():
+            raise DeviceError(f"audio file {p} does not exist; pass an existing WAV or FLAC file to --mic")
+        try:
+            data, rate = sf.read(str(p), dtype="float32", always_2d=False)
+        except Exception as exc:
+            raise DeviceError(f"cannot read {p} as audio ({exc}); use a WAV or FLAC file") from None
+        self.audio = resample(to_mono(data), rate, RATE)
+        self.pos = 0
+        self.duration_s = len(self.audio) / RATE
+
+    def seek(self, sample: int) -> None:
+        self.pos = max(0, min(sample, len(self.audio)))
+
+    def read(self, n: int) -> np.ndarray | None:
+        if self.pos >= len(self.audio):
+            return None
+        out = self.audio[self.pos:self.pos + n]
+        self.pos += len(out)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class MicSource:
+    """A microphone through PortAudio; the callback only queues, the node thread does the rest."""
+
+    live = True
+
+    def __init__(self, device: str | int | None, block_ms: int = 20) -> None:
+        try:
+            import sounddevice as sd
+        except (ImportError, OSError) as exc:
+            raise DeviceError(f"cannot use a microphone: the sound library is missing ({exc}); install "
+                              "libportaudio2 and `pip install sounddevice`, or pass a file with --mic FILE.wav") from None
+        try:
+            info = sd.query_devices(device, "input")
+        except Exception:
+            raise DeviceError(f"no microphone {device!r} was found; list devices with `venus-edge --list-devices` "
+                              "or pass a file with --mic FILE.wav") from None
+        self.rate = int(info["default_samplerate"])
+        self._q: queue.Queue[np.ndarray] = queue.Queue()
+        self._buf = np.zeros(0, dtype=np.float32)
+        self.overflows = 0
+
+        def callback(indata, frames, t, status) -> None:  # PortAudio thread: copy and go
+            if status:
+                self.overflows += 1
+            self._q.put(indata[:, 0].copy())
+
+        self._stream = sd.InputStream(device=device, channels=1, samplerate=self.rate, dtype="float32",
+                                      blocksize=int(self.rate * block_ms / 1000), callback=callback)
+        self._stream.start()
+
+    def read(self, n: int) -> np.ndarray | None:
+        while True:
+            try:
+                block = self._q.get_nowait()
+            except queue.Empty:
+                break
+            self._buf = np.concatenate([self._buf, resample(block, self.rate, RATE)])
+        if len(self._buf) < n:
+            return None
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def close(self) -> None:
+        self._stream.stop()
+        self._stream.close()
+
+
+def open_audio_source(spec: str | None) -> AudioSource:
+    """A path to an existing file is a file; anything else names a microphone (index or name)."""
+    if spec and (Path(spec).suffix.lower() in (".wav", ".flac", ".ogg") or Path(spec).exists()):
+        return FileAudioSource(spec)
+    device: str | int | None = None
+    if spec not in (None, "", "default"):
+        device = int(spec) if str(spec).isdigit() else spec
+    return MicSource(device)

@@ -1,0 +1,31 @@
+"""Frontends by name: `scripted:FILE`, `null`, `default` (embedded small models), `bundle:DIR` (Venus)."""
+from __future__ import annotations
+
+import importlib
+
+from edge.frontend.base import Frontend
+
+# Heavy frontends are imported only when chosen; each module exposes `build(config) -> Frontend`.
+BUILDERS = {
+    "default": "edge.models.default_frontend",
+    "bundle": "edge.models.venus_frontend",
+}
+
+
+def build_frontend(spec: str, config: dict) -> Frontend:
+    kind, _, arg = spec.partition(":")
+    if kind == "scripted":
+        from edge.frontend.scripted import ScriptedFrontend
+        if not arg:
+            raise ValueError("the scripted frontend needs a script file: --frontend scripted:FILE")
+        return ScriptedFrontend.from_file(arg)
+    if kind == "null":
+        from edge.frontend.scripted import NullFrontend
+        return NullFrontend()
+    if kind in BUILDERS:
+        try:
+            module = importlib.import_module(BUILDERS[kind])
+        except ModuleNotFoundError as exc:
+            raise RuntimeError(f"the {kind} frontend is not available ({exc})") from None
+        return module.build({**config, "frontend_arg": arg})
+    raise ValueError(f"unknown frontend {spec!r}; use scripted:FILE, null, default or bundle:DIR")

@@ -1,0 +1,104 @@
+"""A scripted frontend: says given words at given chunks. Serves tests and graph benchmarks.
+
+Script file, one action per line (`#` starts a comment):
+
+    # chunk  action    text
+    2        speak     Hello there, I am listening.
+    4        delegate  What is the weather in Paris right now?
+    6        interrupt
+    7        listen
+
+`speak` text is spoken in that chunk (and ends the turn); `delegate` emits a
+span for the harness; `interrupt` yields the floor. Unlisted chunks listen.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan
+
+ACTIONS = ("speak", "delegate", "interrupt", "listen")
+
+
+class ScriptError(ValueError):
+    pass
+
+
+@dataclass
+class Action:
+    chunk: int
+    action: str
+    text: str
+
+
+def parse_script(text: str, source: str = "script") -> list[Action]:
+    actions = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split(None, 2)
+        if len(parts) < 2 or not parts[0].isdigit():
+            raise ScriptError(f"{source}:{n}: expected '<chunk> <action> [text]', got {raw.strip()!r}")
+        chunk, action, rest = int(parts[0]), parts[1], parts[2] if len(parts) > 2 else ""
+        if action not in ACTIONS:
+            raise ScriptError(f"{source}:{n}: unknown action {action!r}; use one of {', '.join(ACTIONS)}")
+        if action in ("speak", "delegate") and not rest:
+            raise ScriptError(f"{source}:{n}: {action} needs text")
+        actions.append(Action(chunk, action, rest))
+    return actions
+
+
+class ScriptedFrontend:
+    name = "scripted"
+
+    def __init__(self, actions: list[Action], speak_backend: bool = True) -> None:
+        self.by_chunk: dict[int, list[Action]] = {}
+        for a in actions:
+            self.by_chunk.setdefault(a.chunk, []).append(a)
+        self.pending: list[BackendResult] = []
+        self.speak_backend = speak_backend
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ScriptedFrontend":
+        p = Path(path)
+        if not p.is_file():
+            raise ScriptError(f"script {p} does not exist")
+        return cls(parse_script(p.read_text(), str(p)))
+
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        out = ChunkOutput(control="listen")
+        for a in self.by_chunk.get(chunk.index, []):
+            if a.action == "speak":
+                out.control, out.text, out.turn_end = "speak", (out.text + " " + a.text).strip(), True
+            elif a.action == "delegate":
+                out.delegates.append(DelegateSpan(a.text, chunk.t_start_ns))
+            elif a.action == "interrupt":
+                out.interrupt = True
+        if out.control == "listen" and not out.interrupt and self.pending and self.speak_backend:
+            result = self.pending.pop(0)  # an idle listen boundary: speak the result now
+            out.control, out.text, out.turn_end = "speak", result.text, True
+            out.backend_id = result.id
+        return out
+
+    def deliver(self, result: BackendResult) -> None:
+        self.pending.append(result)
+
+    def close(self) -> None:
+        pass
+
+
+class NullFrontend:
+    """Always listens: measures what the graph itself costs."""
+
+    name = "null"
+
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        return ChunkOutput(control="listen")
+
+    def deliver(self, result: BackendResult) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

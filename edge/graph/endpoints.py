@@ -1,0 +1,42 @@
+"""Where the sockets live: ipc:// in a private 0700 runtime directory, inproc:// for threads, or loopback TCP."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    bus_in: str  # nodes PUB-connect here (supervisor XSUB binds)
+    bus_out: str  # nodes SUB-connect here (supervisor XPUB binds)
+    control: str  # nodes DEALER-connect here (supervisor ROUTER binds)
+    runtime_dir: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"bus_in": self.bus_in, "bus_out": self.bus_out, "control": self.control,
+                "runtime_dir": self.runtime_dir}
+
+
+def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
+    """Create endpoints for one session. ipc gets a fresh directory readable by this user only."""
+    if transport == "inproc":
+        tag = os.urandom(4).hex()
+        return Endpoints(f"inproc://bus-in-{tag}", f"inproc://bus-out-{tag}", f"inproc://control-{tag}")
+    if transport == "tcp":
+        if not base_port:
+            raise ValueError("TCP transport needs a base port (three ports from it are used on 127.0.0.1)")
+        host = "tcp://127.0.0.1"
+        return Endpoints(f"{host}:{base_port}", f"{host}:{base_port + 1}", f"{host}:{base_port + 2}")
+    if transport != "ipc":
+        raise ValueError(f"unknown transport {transport!r}; use ipc, inproc or tcp")
+    root = os.environ.get("XDG_RUNTIME_DIR") or None
+    path = tempfile.mkdtemp(prefix="venus-edge-", dir=root)
+    os.chmod(path, 0o700)
+    return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path)
+
+
+def remove_runtime_dir(ep: Endpoints) -> None:
+    if ep.runtime_dir:
+        shutil.rmtree(ep.runtime_dir, ignore_errors=True)

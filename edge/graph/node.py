@@ -1,0 +1,291 @@
+"""A node: one process (or thread) of the graph, and the loop that runs it.
+
+The loop polls control first, then data; keeps heartbeats, re-sends
+unacknowledged reliable messages and calls `tick` when the node asks.
+A malformed message is counted and dropped; a node never crashes on one.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+
+from edge import messages as m
+from edge.clock import Clock, MonotonicClock, VirtualClock
+from edge.graph.endpoints import Endpoints
+from edge.graph.reliable import Dedup, Outbox
+from edge.wire import Envelope, Message, Rejects, WireError, decode, encode
+
+log = logging.getLogger("edge.node")
+
+DATA_HWM = 100_000
+
+
+@dataclass
+class NodeSpec:
+    """Everything a node needs to start, JSON-serialisable (it crosses the process boundary)."""
+
+    name: str
+    config: dict
+    endpoints: dict
+    clock_origin_ns: int
+    virtual_clock: bool = False
+    restarts: int = 0
+    restore: dict = field(default_factory=dict)
+    heartbeat_s: float = 0.5
+    start_timeout_s: float = 120.0
+
+
+class NodeIO:
+    """What a node may do to the outside world: publish, send reliably, talk to the supervisor."""
+
+    def __init__(self, name: str, pub: zmq.Socket, ctl: zmq.Socket, clock: Clock, outbox: Outbox) -> None:
+        self.name = name
+        self.clock = clock
+        self.epoch = 0
+        self._pub = pub
+        self._ctl = ctl
+        self._seq = itertools.count()
+        self._outbox = outbox
+        self._lock = threading.Lock()  # nodes may publish from a worker thread
+        self.sent = 0
+
+    def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
+        return encode(msg, seq=next(self._seq), epoch=self.epoch,
+                      t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload)
+
+    def publish(self, msg: Message, payload: tuple[bytes, ...] | list[bytes] = (), t_ns: int | None = None) -> None:
+        frames = self._frames(msg, payload, t_ns)
+        with self._lock:
+            if msg.RELIABLE:
+                self._outbox.add(msg.id, frames)  # type: ignore[attr-defined]
+            self._pub.send_multipart(frames, copy=False)
+            self.sent += 1
+
+    def control(self, msg: Message) -> None:
+        with self._lock:
+            self._ctl.send_multipart(self._frames(msg, (), None))
+
+    def new_id(self) -> str:
+        return f"{self.name}-{uuid.uuid4().hex[:12]}"
+
+
+class Node:
+    """Base class. Override `setup`, `on_message`, `tick`, `on_interrupt`, `close` as needed."""
+
+    name = "node"
+    subscribes: tuple[str, ...] = ()
+
+    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
+        self.io = io
+        self.config = config
+        self.restore = restore
+        self.done = False  # set when this node's part of the session is complete
+        self.stop = False  # set to leave the loop at once
+
+    def setup(self) -> None:
+        """Heavy set-up (models, devices) before the node reports ready."""
+
+    def start(self) -> None:
+        """Called once the supervisor says every node is ready."""
+
+    def on_message(self, env: Envelope) -> None:
+        """A data message on a subscribed topic (reliable ones are already de-duplicated)."""
+
+    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
+        """The epoch moved on: drop everything older."""
+
+    def tick(self) -> float | None:
+        """Periodic work; return seconds until the next call (None: only on messages)."""
+        return None
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        """Release devices and files; called on every exit path."""
+
+
+class NodeRunner:
+    """Runs one node: handshake, then the poll loop, then clean-up."""
+
+    def __init__(self, spec: NodeSpec, node_cls: type[Node], context: zmq.Context | None = None) -> None:
+        self.spec = spec
+        self.node_cls = node_cls
+        self.ctx = context or zmq.Context.instance()
+        self.rejects = Rejects(spec.name)
+        self.dedup = Dedup()
+        self.outbox = Outbox()
+        self.clock: Clock = VirtualClock() if spec.virtual_clock else MonotonicClock(spec.clock_origin_ns)
+        self.handled = 0
+
+    def run(self) -> None:
+        ep = Endpoints(**self.spec.endpoints)
+        ctl = self.ctx.socket(zmq.DEALER)
+        ctl.setsockopt(zmq.IDENTITY, self.spec.name.encode())
+        ctl.setsockopt(zmq.LINGER, 500)
+        ctl.connect(ep.control)
+        pub = self.ctx.socket(zmq.PUB)
+        pub.setsockopt(zmq.SNDHWM, DATA_HWM)
+        pub.setsockopt(zmq.LINGER, 1000)
+        pub.connect(ep.bus_in)
+        sub = self.ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.RCVHWM, DATA_HWM)
+        sub.setsockopt(zmq.MAXMSGSIZE, 64 * 1024 * 1024)
+        sub.setsockopt(zmq.LINGER, 0)
+        sub.connect(ep.bus_out)
+        io = NodeIO(self.spec.name, pub, ctl, self.clock, self.outbox)
+        node = self.node_cls(io, self.spec.config, self.spec.restore)
+        topics = set(node.subscribes) | {"ack", f"sys.probe.{self.spec.name}"}
+        for t in topics:
+            sub.setsockopt(zmq.SUBSCRIBE, t.encode())
+        try:
+            io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
+            t0 = time.monotonic()
+            node.setup()
+            self._probe(io, sub)
+            io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3))
+            if not self._await_start(ctl, io):
+                return
+            node.start()
+            self._loop(node, io, ctl, sub)
+        finally:
+            try:
+                node.close()
+            finally:
+                for s in (sub, pub, ctl):
+                    s.close()
+
+    def _probe(self, io: NodeIO, sub: zmq.Socket) -> None:
+        """Publish to ourselves until it comes back: the bus path is live before we say ready."""
+        deadline = time.monotonic() + 10.0
+        nonce = 0
+        while time.monotonic() < deadline:
+            nonce += 1
+            io._pub.send_multipart(encode(m.Probe(self.spec.name, nonce), seq=0, epoch=0, t_ns=0,
+                                          src=self.spec.name, topic=f"sys.probe.{self.spec.name}"))
+            if sub.poll(50):
+                while sub.poll(0):
+                    frames = sub.recv_multipart()
+                    if frames[0].startswith(b"sys.probe."):
+                        return
+        raise RuntimeError(f"node {self.spec.name} could not reach the bus within 10 s")
+
+    def _await_start(self, ctl: zmq.Socket, io: NodeIO) -> bool:
+        deadline = time.monotonic() + self.spec.start_timeout_s
+        next_hb = 0.0
+        while time.monotonic() < deadline:
+            if time.monotonic() >= next_hb:
+                io.control(m.Heartbeat(self.spec.name, {"phase": "waiting"}))
+                next_hb = time.monotonic() + self.spec.heartbeat_s
+            if ctl.poll(int(self.spec.heartbeat_s * 1000)):
+                env = self._decode(ctl.recv_multipart())
+                if env is None:
+                    continue
+                if isinstance(env.msg, m.Start):
+                    io.epoch = max(io.epoch, env.msg.epoch)
+                    if isinstance(self.clock, MonotonicClock) and env.msg.origin_ns:
+                        self.clock.origin_ns = env.msg.origin_ns  # the session clock starts now
+                    return True
+                if isinstance(env.msg, m.Shutdown):
+                    return False
+        log.error("%s: no start from the supervisor within %.0f s", self.spec.name, self.spec.start_timeout_s)
+        return False
+
+    def _decode(self, frames: list[bytes]) -> Envelope | None:
+        try:
+            return decode(frames)
+        except WireError as err:
+            self.rejects.add(err)
+            return None
+
+    def _loop(self, node: Node, io: NodeIO, ctl: zmq.Socket, sub: zmq.Socket) -> None:
+        poller = zmq.Poller()
+        poller.register(ctl, zmq.POLLIN)
+        poller.register(sub, zmq.POLLIN)
+        hb_s = self.spec.heartbeat_s
+        next_hb = 0.0
+        next_tick = time.monotonic()
+        announced_done = False
+        while not node.stop:
+            now = time.monotonic()
+            if now >= next_hb:
+                io.control(m.Heartbeat(self.spec.name, self._stats(node, io)))
+                next_hb = now + hb_s
+            if now >= next_tick:
+                delay = node.tick()
+                next_tick = now + (delay if delay is not None else 3600.0)
+            if node.done and not announced_done:
+                io.control(m.Finished(self.spec.name))
+                announced_done = True
+            with io._lock:
+                resend = self.outbox.due()
+                for frames in resend:
+                    io._pub.send_multipart(frames)
+            wake = min(next_hb, next_tick, self.outbox.next_deadline() or next_hb)
+            timeout_ms = max(0, int((wake - time.monotonic()) * 1000))
+            events = dict(poller.poll(timeout_ms))
+            if ctl in events:
+                while ctl.poll(0):
+                    self._on_control(node, io, ctl.recv_multipart())
+                    if node.stop:
+                        return
+            if sub in events:
+                # Bounded batch, then back to control: control never waits behind a flood of data.
+                for _ in range(64):
+                    if not sub.poll(0):
+                        break
+                    self._on_data(node, io, sub.recv_multipart())
+                    if ctl.poll(0):
+                        break
+
+    def _on_control(self, node: Node, io: NodeIO, frames: list[bytes]) -> None:
+        env = self._decode(frames)
+        if env is None:
+            return
+        msg = env.msg
+        if isinstance(msg, m.Shutdown):
+            node.stop = True
+        elif isinstance(msg, m.Interrupt):
+            if msg.epoch > io.epoch:
+                io.epoch = msg.epoch
+                node.on_interrupt(msg.epoch, msg)
+
+    def _on_data(self, node: Node, io: NodeIO, frames: list[bytes]) -> None:
+        env = self._decode(frames)
+        if env is None:
+            return
+        msg = env.msg
+        if isinstance(msg, m.Ack):
+            self.outbox.ack(msg.id)
+            return
+        if isinstance(msg, m.Probe):
+            return
+        if isinstance(self.clock, VirtualClock):
+            self.clock.advance_to(env.t_ns)  # message stamps drive virtual time
+        if msg.RELIABLE:
+            if msg.RECEIVER != self.spec.name and self.spec.name not in msg.RECEIVER.split(", "):
+                node.on_message(env)  # an observer (e.g. the recorder): never acknowledges
+                return
+            msg_id = msg.id  # type: ignore[attr-defined]
+            if self.dedup.seen(msg_id):
+                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+                return
+            node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
+            self.dedup.remember(msg_id)
+            io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+        else:
+            node.on_message(env)
+        self.handled += 1
+
+    def _stats(self, node: Node, io: NodeIO) -> dict[str, Any]:
+        return {"handled": self.handled, "sent": io.sent, "rejected": self.rejects.as_dict(),
+                "unacked": len(self.outbox), "resent": self.outbox.resent,
+                "duplicates": self.dedup.duplicates, **node.stats()}

@@ -1,0 +1,59 @@
+"""The recorder node: appends every bus message to the session journal, in the order received."""
+from __future__ import annotations
+
+import datetime
+import time
+
+
+from edge import messages as m
+from edge.graph.node import Node, NodeIO
+from edge.timeline.journal import JournalWriter
+from edge.wire import Envelope, encode
+
+
+class RecorderNode(Node):
+    name = "recorder"
+    subscribes = ("",)  # everything
+
+    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
+        super().__init__(io, config, restore)
+        self.writer: JournalWriter | None = None
+        self.last_flush = time.monotonic()
+
+    def setup(self) -> None:
+        path = self.config.get("journal")
+        if path:
+            # A restarted recorder keeps the first journal and starts a numbered continuation.
+            if self.restore.get("parts"):
+                path = f"{path}.{self.restore['parts']}"
+            session = {"kind": "venus-edge-session", "config": self.config,
+                       "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+            self.writer = JournalWriter(path, session)
+            self.io.control(m.Checkpoint(self.name, {"parts": int(self.restore.get("parts", 0)) + 1}))
+
+    def on_message(self, env: Envelope) -> None:
+        if env.topic.startswith("sys.probe"):
+            return
+        if self.writer is not None:
+            frames = encode(env.msg, seq=env.seq, epoch=env.epoch, t_ns=env.t_ns, src=env.src,
+                            payload=env.payload, topic=env.topic)
+            self.writer.append(self.io.clock.now_ns(), frames)
+        if isinstance(env.msg, m.SessionEnd):
+            if self.writer is not None:
+                self.writer.flush(sync=True)
+            self.done = True
+
+    def tick(self) -> float | None:
+        if self.writer is not None:
+            self.writer.flush()
+        return 0.5
+
+    def stats(self) -> dict:
+        return {"records": self.writer.records if self.writer else 0}
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+

@@ -1,0 +1,180 @@
+"""The speech node: text in, audio out on the session timeline, each played piece acknowledged.
+
+Live sessions synthesize on a worker thread so control (interrupts) is
+handled within a block; virtual-clock sessions synthesize inline so the
+output is deterministic and replayable.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+
+import numpy as np
+
+from edge import messages as m
+from edge.clock import VirtualClock
+from edge.graph.node import Node, NodeIO
+from edge.speech.base import SpeechDecoder
+from edge.speech.factory import build_decoder
+from edge.speech.player import Piece, Player
+from edge.speech.sinks import open_sink
+from edge.wire import Envelope
+from kernels.resample import resample
+
+log = logging.getLogger("edge.speech")
+BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
+
+
+class SpeechNode(Node):
+    name = "speech"
+    subscribes = ("dlg.speak", "dlg.duck", "dlg.decision", "dlg.done")
+
+    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
+        super().__init__(io, config, restore)
+        self.virtual = isinstance(io.clock, VirtualClock)
+        self.decoder: SpeechDecoder | None = None
+        self.player: Player | None = None
+        self.ready: queue.Queue[Piece] = queue.Queue()
+        self.work: queue.Queue[m.SpeakText | None] = queue.Queue()
+        self.busy = 0  # SpeakTexts received and not yet fully synthesized
+        self.busy_lock = threading.Lock()
+        self.end: m.FrontendDone | None = None
+        self.was_active = False
+        self.played_pieces = 0
+        self.echo_ref = bool(config.get("echo_reference", False))
+        self._worker: threading.Thread | None = None
+
+    def setup(self) -> None:
+        self.decoder = build_decoder(self.config.get("voice", "espeak"), self.config)
+        self.player = Player(open_sink(self.config.get("speaker"), int(self.config.get("speaker_rate", 24000))))
+        if not self.virtual:
+            self._worker = threading.Thread(target=self._synth_loop, name="speech-synth", daemon=True)
+            self._worker.start()
+
+    # --- synthesis ----------------------------------------------------------------------
+    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None) -> None:
+        assert self.decoder is not None and self.player is not None
+        pieces = []
+        try:
+            for audio in self.decoder.synthesize(msg.text):
+                if msg.epoch < self.io.epoch:
+                    return  # interrupted while synthesizing
+                pieces.append(resample(audio, self.decoder.sample_rate, self.player.rate))
+                if not self.virtual and len(pieces) > 1:  # stream: hand over all but the newest
+                    self._hand_over(msg, pieces[-2], len(pieces) - 2, False, ready_ns)
+        except Exception as exc:  # a decoder failure must not take the node down
+            log.error("speech: could not synthesize %r: %s", msg.text[:60], exc)
+            pieces = pieces or [np.zeros(0, np.float32)]
+        if self.virtual:
+            for i, p in enumerate(pieces):
+                self._hand_over(msg, p, i, i == len(pieces) - 1, ready_ns)
+        elif pieces:
+            self._hand_over(msg, pieces[-1], len(pieces) - 1, True, ready_ns)
+
+    def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None) -> None:
+        t = self.io.clock.now_ns() if ready_ns is None else ready_ns
+        self.ready.put(Piece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id))
+
+    def _synth_loop(self) -> None:
+        while True:
+            msg = self.work.get()
+            if msg is None:
+                return
+            try:
+                self._synthesize(msg, None)
+            finally:
+                with self.busy_lock:
+                    self.busy -= 1
+
+    # --- messages -------------------------------------------------------------------------
+    def on_message(self, env: Envelope) -> None:
+        msg = env.msg
+        if isinstance(msg, m.SpeakText):
+            if msg.epoch < self.io.epoch:
+                return
+            if self.virtual:
+                self._synthesize(msg, env.t_ns)
+                self._drain_ready()
+            else:
+                with self.busy_lock:
+                    self.busy += 1
+                self.work.put(msg)
+        elif isinstance(msg, m.ChunkDecision):
+            if msg.interrupt and env.epoch + 1 > self.io.epoch:
+                self.io.epoch = env.epoch + 1
+                self._cut(env.t_ns)
+            self._play(env.t_ns)
+        elif isinstance(msg, m.Duck):
+            assert self.player is not None
+            self.player.gain = float(min(1.0, max(0.0, msg.gain)))
+        elif isinstance(msg, m.FrontendDone) and self.end is None:
+            self.end = msg
+
+    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
+        if not self.virtual:  # virtual sessions cut on the chunk decision, at its own timestamp
+            self._cut(self.io.clock.now_ns())
+
+    def _cut(self, t_ns: int) -> None:
+        assert self.player is not None
+        self._drain_ready()
+        cut = self.player.cut(self.io.epoch, t_ns)
+        self.player.gain = 1.0
+        if cut:
+            log.info("speech: interrupt cut %d piece(s) at %.3f s", len(cut), t_ns / 1e9)
+
+    def _drain_ready(self) -> None:
+        assert self.player is not None
+        while True:
+            try:
+                piece = self.ready.get_nowait()
+            except queue.Empty:
+                return
+            if piece.epoch >= self.io.epoch:
+                self.player.enqueue(piece)
+
+    def _play(self, now_ns: int) -> None:
+        assert self.player is not None
+        self._drain_ready()
+        for p in self.player.advance(now_ns):
+            self.played_pieces += 1
+            self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
+                                          p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
+                                          p.backend_id))
+        active = self.player.active or (self.player.pending() and not self.virtual)
+        if active != self.was_active:
+            self.was_active = active
+            head = self.player.queue[0].utterance if self.player.queue else -1
+            self.io.publish(m.PlaybackState(active, now_ns, head))
+
+    def tick(self) -> float | None:
+        assert self.player is not None
+        if self.virtual:
+            if self.end is not None and not self.done:
+                self._play(self.player.end_ns() + 1)  # nothing more will come: play out the rest
+                self._finish()
+            return 0.05
+        self._play(self.io.clock.now_ns())
+        if self.end is not None and not self.done:
+            with self.busy_lock:
+                idle = self.busy == 0
+            if idle and self.ready.empty() and not self.player.pending():
+                self._finish()
+        return BLOCK_S
+
+    def _finish(self) -> None:
+        assert self.player is not None and self.end is not None
+        self.player.sink.close(max(self.end.t_end_ns, self.player.cursor_ns))
+        self.done = True
+
+    def stats(self) -> dict:
+        return {"played": self.played_pieces}
+
+    def close(self) -> None:
+        self.work.put(None)
+        if self.player is not None and not self.done:
+            self.player.sink.close(self.player.cursor_ns)
+        if self.decoder is not None:
+            self.decoder.close()
+
+

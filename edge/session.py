@@ -1,0 +1,37 @@
+"""A session's settings, and running it through the graph (processes or threads)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from edge.graph.supervisor import SessionReport, Supervisor, SupervisorSettings
+
+ALL_NODES = ["recorder", "capture", "frontend", "speech", "harness"]
+
+
+@dataclass
+class SessionConfig:
+    mic: str | None = None  # file path, device index/name, or None for the default microphone
+    camera: str | None = None
+    speaker: str | None = None  # file path (time-aligned WAV), device, or "null"
+    speaker_rate: int = 24000
+    journal: str | None = None
+    chunk_ms: int = 1000
+    realtime: bool = True  # file input paced in real time; False: as fast as the graph allows
+    pace: float = 1.0  # >1 feeds a file faster than real time (benchmarks)
+    frontend: str = "default"
+    voice: str = "espeak"
+    threads: int = 1
+    video_fps: float = 1.0
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(d.pop("extra"))
+        return d
+
+
+def run_session(cfg: SessionConfig, *, inprocess: bool = False, nodes: list[str] | None = None,
+                settings: SupervisorSettings | None = None) -> SessionReport:
+    sup = Supervisor(cfg.as_dict(), nodes or ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime,
+                     settings=settings)
+    return sup.run()

@@ -1,0 +1,25 @@
+"""Speech decoders by name: `espeak`, `null`, `piper` (the embedded default voice), `bundle:DIR` (Venus)."""
+from __future__ import annotations
+
+import importlib
+
+from edge.speech.base import SpeechDecoder
+
+BUILDERS = {"piper": "edge.models.piper_voice", "bundle": "edge.models.venus_speech"}
+
+
+def build_decoder(spec: str, config: dict) -> SpeechDecoder:
+    kind, _, arg = spec.partition(":")
+    if kind == "espeak":
+        from edge.speech.espeak import EspeakDecoder
+        return EspeakDecoder(arg or "en-us")
+    if kind == "null":
+        from edge.speech.espeak import NullDecoder
+        return NullDecoder()
+    if kind in BUILDERS:
+        try:
+            module = importlib.import_module(BUILDERS[kind])
+        except ModuleNotFoundError as exc:
+            raise RuntimeError(f"the {kind} voice is not available ({exc})") from None
+        return module.build({**config, "voice_arg": arg})
+    raise ValueError(f"unknown voice {spec!r}; use espeak, piper, null or bundle:DIR")

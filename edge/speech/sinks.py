@@ -1,0 +1,114 @@
+"""Where speech goes: a time-aligned WAV file, a speaker (sounddevice), or nowhere.
+
+The WAV sink places every sample at its session time, with silence where
+the assistant is silent, so a session can be scored against its input.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import soundfile as sf
+
+from edge.capture.errors import DeviceError
+
+
+class Sink(Protocol):
+    rate: int
+
+    def write(self, t_ns: int, samples: np.ndarray) -> None: ...
+    def close(self, end_ns: int | None = None) -> None: ...
+
+
+class TimelineWavSink:
+    """Writes 16-bit PCM at session time. While running, samples go to `PATH.part` (raw, append-only),
+    so a restarted speech node continues the same file; the WAV is written on close."""
+
+    WINDOW_S = 120
+
+    def __init__(self, path: str | Path, rate: int = 24000) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.rate = rate
+        self.part = self.path.with_name(self.path.name + ".part")
+        self._raw = open(self.part, "ab")  # a restart appends after what is already there
+        self._base = self._raw.tell() // 2  # sample index of _buf[0]; everything before it is on disk
+        self._buf = np.zeros(0, np.float32)
+        self.closed = False
+
+    def write(self, t_ns: int, samples: np.ndarray) -> None:
+        start = int(round(t_ns * self.rate / 1e9)) - self._base
+        if start < 0:  # older than what is on disk: keep what still fits
+            samples, start = samples[-start:], 0
+        end = start + len(samples)
+        if end > len(self._buf):
+            self._buf = np.concatenate([self._buf, np.zeros(end - len(self._buf), np.float32)])
+        self._buf[start:end] += samples
+        if len(self._buf) > 2 * self.WINDOW_S * self.rate:
+            self._flush(len(self._buf) - self.WINDOW_S * self.rate)
+
+    def _flush(self, n: int) -> None:
+        self._raw.write((np.clip(self._buf[:n], -1, 1) * 32767).astype("<i2").tobytes())
+        self._raw.flush()
+        self._base += n
+        self._buf = self._buf[n:]
+
+    def close(self, end_ns: int | None = None) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if end_ns is not None:
+            total = int(round(end_ns * self.rate / 1e9)) - self._base
+            if total > len(self._buf):
+                self._buf = np.concatenate([self._buf, np.zeros(total - len(self._buf), np.float32)])
+        self._flush(len(self._buf))
+        self._raw.close()
+        pcm = np.fromfile(self.part, dtype="<i2")
+        sf.write(str(self.path), pcm, self.rate, subtype="PCM_16")
+        self.part.unlink()
+
+
+class DeviceSink:
+    def __init__(self, device: str | int | None, rate: int = 24000) -> None:
+        try:
+            import sounddevice as sd
+        except (ImportError, OSError) as exc:
+            raise DeviceError(f"cannot use a speaker: the sound library is missing ({exc}); install libportaudio2 "
+                              "and `pip install sounddevice`, or write to a file with --speaker FILE.wav") from None
+        try:
+            sd.query_devices(device, "output")
+        except Exception:
+            raise DeviceError(f"no speaker {device!r} was found; list devices with `venus-edge --list-devices` "
+                              "or write to a file with --speaker FILE.wav") from None
+        self.rate = rate
+        self._stream = sd.OutputStream(device=device, channels=1, samplerate=rate, dtype="float32",
+                                       latency="low")
+        self._stream.start()
+
+    def write(self, t_ns: int, samples: np.ndarray) -> None:
+        self._stream.write(np.ascontiguousarray(samples.reshape(-1, 1), dtype=np.float32))
+
+    def close(self, end_ns: int | None = None) -> None:
+        self._stream.stop()
+        self._stream.close()
+
+
+class NullSink:
+    def __init__(self, rate: int = 24000) -> None:
+        self.rate = rate
+
+    def write(self, t_ns: int, samples: np.ndarray) -> None:
+        pass
+
+    def close(self, end_ns: int | None = None) -> None:
+        pass
+
+
+def open_sink(spec: str | None, rate: int = 24000) -> Sink:
+    if spec in (None, "", "null"):
+        return NullSink(rate)
+    if spec.lower().endswith((".wav", ".flac")):
+        return TimelineWavSink(spec, rate)
+    device: str | int | None = None if spec == "default" else (int(spec) if spec.isdigit() else spec)
+    return DeviceSink(device, rate)
