@@ -1,0 +1,117 @@
+"""Chunk streams and the per-chunk decisions a model makes on them.
+
+A stream is what the runtime fed the frontend, chunk by chunk: the input of
+each chunk (protocol tokens, text, or embedding rows from an encoder) and the
+output that was recorded for it. Every precision is replayed on the same
+stream with the recorded outputs forced, so all models see the same context
+and only their decisions can differ.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from quant.engine import LlamaSession
+from quant.metrics import ChunkDecision
+
+PROTOCOL = ("<|listen|>", "<|speak|>", "<delegate>", "<unit>", "</unit>")
+
+Segment = str | np.ndarray  # text (special tokens parsed) or embedding rows (n, n_embd)
+
+
+@dataclass
+class ChunkRecord:
+    index: int
+    inputs: list[Segment]  # prefilled in order before the decision
+    output: str = ""  # recorded output, forced after the decision (special tokens parsed)
+    close: str = "</unit>"  # fed after the output
+
+
+@dataclass
+class ChunkStream:
+    source: str  # where the stream came from, for the report
+    chunks: list[ChunkRecord] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        def seg(s: Segment):
+            return s if isinstance(s, str) else {"embeddings": np.asarray(s, dtype=np.float32).tolist()}
+
+        return {"source": self.source, "chunks": [
+            {"index": c.index, "inputs": [seg(s) for s in c.inputs], "output": c.output, "close": c.close}
+            for c in self.chunks]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ChunkStream":
+        def seg(s) -> Segment:
+            return s if isinstance(s, str) else np.asarray(s["embeddings"], dtype=np.float32)
+
+        return cls(data["source"], [ChunkRecord(c["index"], [seg(s) for s in c["inputs"]], c["output"], c["close"])
+                                    for c in data["chunks"]])
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json()))
+
+    @classmethod
+    def load(cls, path: Path) -> "ChunkStream":
+        return cls.from_json(json.loads(path.read_text()))
+
+
+def stream_from_text(text: str, words_per_chunk: int = 6, max_chunks: int = 24) -> ChunkStream:
+    """A stand-in stream when no journal is given: the evaluation text cut into chunks, outputs not forced."""
+    words = text.split()
+    chunks = []
+    for i in range(0, len(words), words_per_chunk):
+        if len(chunks) == max_chunks:
+            break
+        chunks.append(ChunkRecord(len(chunks), ["<unit>" + " ".join(words[i:i + words_per_chunk])]))
+    return ChunkStream("evaluation text (no journal given)", chunks)
+
+
+def missing_protocol(session: LlamaSession) -> list[str]:
+    return [p for p in PROTOCOL if session.token_id(p) is None]
+
+
+def replay(session: LlamaSession, stream: ChunkStream) -> list[ChunkDecision]:
+    """Prefill each chunk, read the listen/speak decision, force the recorded output, watch for `<delegate>`."""
+    missing = missing_protocol(session)
+    if missing:
+        raise ValueError(f"the model's vocabulary has no single token for {', '.join(missing)}; "
+                         "decision agreement needs the Realtime-Venus protocol tokens")
+    listen, speak, delegate = (session.token_id(p) for p in PROTOCOL[:3])
+    session.reset()
+    decisions = []
+    for chunk in stream.chunks:
+        last = None
+        for seg in chunk.inputs:
+            if isinstance(seg, str):
+                ids = session.tokenize(seg, special=True)
+                if ids:
+                    last = session.prefill(ids)[-1]
+            else:
+                last = session.prefill_embeddings(seg)[-1]
+        if last is None:
+            raise ValueError(f"chunk {chunk.index} of {stream.source} has no input to prefill")
+        preds = [int(np.argmax(last))]
+        out_ids = session.tokenize(chunk.output, special=True) if chunk.output else []
+        if out_ids:
+            preds += [int(i) for i in session.prefill(out_ids, all_logits=True)[:-1].argmax(axis=-1)]
+        close_ids = session.tokenize(chunk.close, special=True) if chunk.close else []
+        if close_ids:
+            session.prefill(close_ids)
+        margin = float(last[speak] - last[listen])
+        decisions.append(ChunkDecision("speak" if margin > 0 else "listen", delegate in preds, margin))
+    return decisions
+
+
+def stream_tokens(session: LlamaSession, stream: ChunkStream) -> int:
+    """How many context positions a replay of the stream takes."""
+    n = 0
+    for c in stream.chunks:
+        for seg in c.inputs:
+            n += len(session.tokenize(seg, special=True)) if isinstance(seg, str) else len(seg)
+        n += len(session.tokenize(c.output, special=True)) if c.output else 0
+        n += len(session.tokenize(c.close, special=True)) if c.close else 0
+    return n

@@ -1,0 +1,156 @@
+"""`venus-quant`: precision sweeps and recommendations.
+
+    venus-quant sweep MODEL --types F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,IQ4_XS -o DIR
+    venus-quant recommend DIR --device orin-nano-8 --variant audio
+    venus-quant report DIR
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_TYPES = "F16,Q8_0,Q6_K,Q5_K_M,Q4_K_M,IQ4_XS"
+
+
+def _read(path: str | None, what: str) -> str | None:
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{what} file {p} does not exist")
+    return p.read_text(encoding="utf-8", errors="replace")
+
+
+def _sweep_parser(sub) -> None:
+    p = sub.add_parser("sweep", help="quantize to each type and measure size, speed and quality")
+    p.add_argument("source", help="a GGUF file, a bundle directory or a checkpoint directory")
+    p.add_argument("-o", "--out", required=True, help="sweep directory (resumed if it exists)")
+    p.add_argument("--types", default=DEFAULT_TYPES, help=f"GGUF types, comma-separated (default {DEFAULT_TYPES})")
+    p.add_argument("--encoders", default="", help="encoder precisions to compare, e.g. fp32,fp16,int8")
+    p.add_argument("--imatrix", default="off",
+                   help="off, on (compute from --calib), both (measure each type with and without), or an imatrix "
+                        "file (.npz from venus-quant, .gguf from llama-imatrix)")
+    p.add_argument("--text", help="evaluation text file (default: a built-in English text)")
+    p.add_argument("--calib", help="calibration text file for the imatrix (default: a different built-in text)")
+    p.add_argument("--journal", help="a runtime journal whose chunk stream is replayed for decision agreement")
+    p.add_argument("--max-tokens", type=int, default=256, help="evaluation tokens (default 256)")
+    p.add_argument("--max-chunks", type=int, default=32, help="chunks replayed from the stream (default 32)")
+    p.add_argument("--ctx", type=int, default=2048, help="context size for measuring (default 2048)")
+    p.add_argument("--decode-tokens", type=int, default=32, help="tokens decoded for the decode speed (default 32)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
+    p.add_argument("--gpu-layers", type=int, default=0, help="layers offloaded to the GPU (-1: all)")
+    p.add_argument("--budget", help="size budget for the verdict line, e.g. 5GB (default: half the reference)")
+    p.add_argument("--keep-models", action="store_true", help="keep the quantized GGUFs in DIR/models")
+    p.add_argument("--fresh", action="store_true", help="forget rows of an earlier sweep in DIR")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def cmd_sweep(a) -> int:
+    from quant.plot import pareto_plot
+    from quant.report import default_budget, text_table, verdict, write_reports
+    from quant.sweep import Sweep, SweepOptions, parse_size, parse_types
+    from quant.texts import CALIB_TEXT, EVAL_TEXT
+
+    opts = SweepOptions(
+        source=a.source, out=Path(a.out), types=parse_types(a.types), imatrix=a.imatrix,
+        text=_read(a.text, "evaluation text") or EVAL_TEXT, calib=_read(a.calib, "calibration text") or CALIB_TEXT,
+        journal=a.journal, max_tokens=a.max_tokens, max_chunks=a.max_chunks, n_ctx=a.ctx,
+        decode_tokens=a.decode_tokens, n_threads=a.threads, n_gpu_layers=a.gpu_layers, keep_models=a.keep_models,
+        fresh=a.fresh, progress=not a.no_progress,
+        encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
+    sweep = Sweep(opts)
+    rows = sweep.run()
+    enc_rows = []
+    if opts.encoders:
+        from quant.encoders import run_encoder_sweep
+
+        enc_rows = run_encoder_sweep(sweep, opts.encoders)
+    budget = parse_size(a.budget) if a.budget else default_budget(rows)
+    ref = next(r for r in rows if r.get("reference"))
+    meta = {"source": str(a.source), "reference": str(sweep.src.reference), "reference_type": sweep.src.reference_type,
+            "n_eval_tokens": ref.get("n_eval_tokens"), "n_chunks": ref.get("n_chunks", 0),
+            "stream_source": sweep.stream.source, "imatrix_note": imatrix_note(sweep)}
+    write_reports(sweep.out, rows, meta, budget, enc_rows)
+    pareto_plot(rows, sweep.out / "pareto.png", title=f"Quantization sweep of {Path(a.source).name}")
+    print(text_table(rows))
+    if enc_rows:
+        from quant.encoders import encoder_text_table
+
+        print()
+        print(encoder_text_table(enc_rows))
+    print(f"\nreport: {sweep.out / 'report.md'}  plot: {sweep.out / 'pareto.png'}  csv: {sweep.out / 'sweep.csv'}")
+    print(verdict(rows, budget))
+    return 0
+
+
+def imatrix_note(sweep) -> str:
+    mode = sweep.opts.imatrix
+    if not any(r.get("imatrix") for r in sweep.rows()):
+        return "not used (--imatrix off)."
+    if mode in ("off", "on", "both"):
+        return ("computed in Python from the calibration text through llama.cpp's graph-evaluation callback "
+                "(mean squared input activation of every layer weight, as llama-imatrix collects) and passed to "
+                "llama.cpp's quantizer through llama_model_quantize_params.imatrix.")
+    return f"read from {mode} and passed to llama.cpp's quantizer through llama_model_quantize_params.imatrix."
+
+
+def _recommend_parser(sub) -> None:
+    p = sub.add_parser("recommend", help="the best precision from a sweep that fits a device")
+    p.add_argument("sweep", help="a sweep directory (with results.json)")
+    p.add_argument("--device", required=True, help="a device known to the planner, e.g. orin-nano-8")
+    p.add_argument("--variant", default="omni", help="omni or audio (default omni)")
+    p.add_argument("--context", type=int, default=4096, help="LLM context in tokens (default 4096)")
+    p.add_argument("--encoder", default="auto", help="encoder precision fp32/fp16/int8, or auto (default)")
+
+
+def cmd_recommend(a) -> int:
+    from quant.recommend import format_recommendation, recommend
+
+    rec = recommend(Path(a.sweep), a.device, a.variant, a.context, a.encoder)
+    print(format_recommendation(rec))
+    return 0 if rec.best else 1
+
+
+def _report_parser(sub) -> None:
+    p = sub.add_parser("report", help="print the table and verdict of a finished sweep")
+    p.add_argument("sweep", help="a sweep directory (with results.json)")
+    p.add_argument("--budget", help="size budget for the verdict line, e.g. 5GB")
+
+
+def cmd_report(a) -> int:
+    from quant.report import text_table, verdict
+    from quant.sweep import parse_size
+
+    path = Path(a.sweep) / "results.json"
+    if not path.is_file():
+        raise ValueError(f"{a.sweep} holds no results.json; run venus-quant sweep into it first")
+    data = json.loads(path.read_text())
+    print(text_table(data["rows"]))
+    print(verdict(data["rows"], parse_size(a.budget) if a.budget else data["budget_mb"]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="venus-quant", description="GGUF and encoder precision sweeps.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    _sweep_parser(sub)
+    _recommend_parser(sub)
+    _report_parser(sub)
+    a = ap.parse_args(argv)
+    from quant.state import SweepError
+
+    try:
+        return {"sweep": cmd_sweep, "recommend": cmd_recommend, "report": cmd_report}[a.cmd](a)
+    except (ValueError, FileNotFoundError, SweepError) as e:
+        print(f"venus-quant {a.cmd}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"venus-quant {a.cmd}: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

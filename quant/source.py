@@ -1,0 +1,135 @@
+"""What a sweep starts from: a GGUF file, a bundle directory, or a checkpoint directory.
+
+The reference is the highest-precision LLM GGUF available: the file itself,
+the bundle's highest-precision LLM GGUF, or the F16 GGUF converted from a
+checkpoint with the exporter (written once into the sweep directory).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gguf import GGUFReader
+
+# llama_ftype values written in general.file_type, for the precisions a reference can have.
+_FILE_TYPES = {0: "F32", 1: "F16", 32: "BF16", 7: "Q8_0", 18: "Q6_K", 17: "Q5_K_M", 15: "Q4_K_M", 30: "IQ4_XS"}
+_RANK = ["F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS"]
+
+
+class SourceError(ValueError):
+    """The sweep input cannot be used; str() says why in one sentence."""
+
+
+@dataclass
+class Source:
+    kind: str  # "gguf", "bundle" or "checkpoint"
+    path: Path  # what the user named
+    reference: Path  # the LLM GGUF every precision is compared with
+    reference_type: str  # its precision, e.g. "F16"
+    fingerprint: str  # identifies the input, so a resumed sweep refuses a different one
+    encoders: dict[str, dict[str, Path]] = field(default_factory=dict)  # part -> precision -> ONNX file
+
+
+def gguf_info(path: Path) -> tuple[str, str]:
+    """(architecture, precision name) of a GGUF file."""
+    try:
+        r = GGUFReader(str(path))
+    except Exception as e:  # gguf raises bare ValueErrors and struct errors on damaged files
+        raise SourceError(f"{path} is not a readable GGUF file ({e})") from None
+    def field_value(key: str):
+        f = r.fields.get(key)
+        return None if f is None else f.contents()
+    arch = field_value("general.architecture") or "?"
+    ftype = field_value("general.file_type")
+    return str(arch), _FILE_TYPES.get(int(ftype), f"ftype {ftype}") if ftype is not None else "F32"
+
+
+def _fingerprint(path: Path) -> str:
+    st = path.stat()
+    return hashlib.sha256(f"{path.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode()).hexdigest()[:16]
+
+
+def _from_gguf(path: Path, kind: str, given: Path) -> Source:
+    arch, ptype = gguf_info(path)
+    if arch in ("", "?"):
+        raise SourceError(f"{path} has no general.architecture; it is not an LLM GGUF")
+    return Source(kind, given, path, ptype, _fingerprint(path))
+
+
+def _bundle_llm(bundle: Path) -> Path:
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    files = manifest.get("files", [])
+    entries = files.values() if isinstance(files, dict) else files
+    candidates = []
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        p = str(e.get("path") or e.get("file") or "")
+        if p.endswith(".gguf") and (e.get("part") in (None, "llm") or e.get("role") == "llm"):
+            candidates.append(bundle / p)
+    if not candidates:  # manifest without part names: every GGUF that is not the TTS
+        candidates = [p for p in bundle.rglob("*.gguf") if "tts" not in p.name.lower()]
+    ranked = [(c, gguf_info(c)[1]) for c in candidates if c.is_file()]
+    if not ranked:
+        raise SourceError(f"bundle {bundle} holds no LLM GGUF to sweep")
+    return min(ranked, key=lambda cp: _RANK.index(cp[1]) if cp[1] in _RANK else len(_RANK))[0]
+
+
+def _bundle_encoders(bundle: Path) -> dict[str, dict[str, Path]]:
+    out: dict[str, dict[str, Path]] = {}
+    for p in sorted(bundle.rglob("*.onnx")):
+        name = p.stem.lower()
+        part = "audio" if "audio" in name else "vision" if ("vision" in name or "vpm" in name) else None
+        prec = next((q for q in ("fp32", "fp16", "int8") if q in name), None)
+        if part and prec:
+            out.setdefault(part, {})[prec] = p
+    return out
+
+
+def resolve(path: str | Path, work_dir: Path, progress: bool = True) -> Source:
+    """Find (or build) the reference GGUF for `path`; conversions land in `work_dir`."""
+    given = Path(path)
+    if given.is_file():
+        if given.suffix != ".gguf":
+            raise SourceError(f"{given} is a file but not a .gguf; give a GGUF, a bundle or a checkpoint directory")
+        return _from_gguf(given, "gguf", given)
+    if not given.is_dir():
+        raise SourceError(f"{given} does not exist; give a GGUF file, a bundle or a checkpoint directory")
+    if (given / "manifest.json").is_file():
+        src = _from_gguf(_bundle_llm(given), "bundle", given)
+        src.encoders = _bundle_encoders(given)
+        return src
+    if (given / "config.json").is_file():
+        return _from_checkpoint(given, work_dir, progress)
+    raise SourceError(f"{given} is neither a bundle (no manifest.json) nor a checkpoint (no config.json)")
+
+
+def _from_checkpoint(ckpt: Path, work_dir: Path, progress: bool) -> Source:
+    try:
+        from export.checkpoint import CheckpointReader
+        from export.errors import ExportError
+        from export.llm_gguf import convert_llm
+    except ImportError as e:
+        raise SourceError(f"reading a checkpoint needs the exporter ({e}); install venus-edge[export]") from None
+    ref = work_dir / "reference-F16.gguf"
+    stamp = work_dir / "reference-F16.source"
+    fp = _checkpoint_fingerprint(ckpt)
+    if not (ref.is_file() and stamp.is_file() and stamp.read_text() == fp):
+        try:
+            convert_llm(CheckpointReader(ckpt), ref, progress=progress)
+        except ExportError as e:
+            raise SourceError(str(e)) from None
+        stamp.write_text(fp)
+    src = _from_gguf(ref, "checkpoint", ckpt)
+    src.fingerprint = fp
+    return src
+
+
+def _checkpoint_fingerprint(ckpt: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(ckpt.glob("*.safetensors")) + [ckpt / "config.json"]:
+        st = p.stat()
+        h.update(f"{p.name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:16]

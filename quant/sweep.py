@@ -1,0 +1,206 @@
+"""The sweep: quantize to every type asked, measure each in a fresh process, compare with the reference."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from quant.chunks import ChunkStream, stream_from_text
+from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
+from quant.quantize import quantize
+from quant.source import Source, resolve
+from quant.state import SweepError, SweepState, row_key
+from quant.texts import CALIB_TEXT, EVAL_TEXT
+from quant.types import GgufType, gguf_type, parse_types
+from quant.worker import Job
+
+IMATRIX_MODES = ("off", "on", "both")
+_HIGH_PRECISION = {"F32", "F16", "BF16"}
+_IGNORES_IMATRIX = _HIGH_PRECISION | {"Q8_0"}  # llama.cpp quantizes these without looking at an imatrix
+
+
+@dataclass
+class SweepOptions:
+    source: str
+    out: Path
+    types: list[GgufType]
+    imatrix: str = "off"  # off | on | both | path to an imatrix file (.npz or llama-imatrix .gguf)
+    text: str = EVAL_TEXT
+    calib: str = CALIB_TEXT
+    journal: str | None = None
+    max_tokens: int = 256
+    max_chunks: int = 32
+    n_ctx: int = 2048
+    decode_tokens: int = 32
+    n_threads: int = 1
+    n_gpu_layers: int = 0
+    keep_models: bool = False
+    fresh: bool = False
+    progress: bool = True
+    encoders: list[str] = field(default_factory=list)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _variants(t: GgufType, mode: str) -> list[bool]:
+    """Which imatrix settings to measure for one type."""
+    if t.name in _IGNORES_IMATRIX:
+        return [False]
+    if t.needs_imatrix:
+        return [True]
+    return {"off": [False], "on": [True], "both": [False, True]}.get(mode, [True])
+
+
+def _load_stream(opts: SweepOptions, src: Source) -> ChunkStream:
+    if opts.journal:
+        from quant.journal_stream import stream_from_journal
+
+        return stream_from_journal(opts.journal, max_chunks=opts.max_chunks)
+    return stream_from_text(opts.text, max_chunks=opts.max_chunks)
+
+
+class Sweep:
+    def __init__(self, opts: SweepOptions) -> None:
+        if opts.imatrix not in IMATRIX_MODES and not Path(opts.imatrix).is_file():
+            raise SweepError(f"--imatrix {opts.imatrix!r} is neither off/on/both nor an existing imatrix file")
+        self.opts = opts
+        self.out = opts.out
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.src = resolve(opts.source, self.out, progress=opts.progress)
+        self.stream = _load_stream(opts, self.src)
+        identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": _sha(json.dumps(
+            self.stream.to_json())), "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
+        self.state = SweepState(self.out, identity, fresh=opts.fresh)
+        self.ref_dir = self.out / "reference"
+        self.ref_dir.mkdir(exist_ok=True)
+        self.models = self.out / "models"
+        self.models.mkdir(exist_ok=True)
+        self.stream_path = self.out / "stream.json"
+        self.stream.save(self.stream_path)
+        self._imatrix = None
+
+    # -- the pieces --------------------------------------------------------
+    def imatrix(self):
+        if self._imatrix is None:
+            mode = self.opts.imatrix
+            path = self.out / "imatrix.npz"
+            if mode not in IMATRIX_MODES:
+                self._imatrix = load_imatrix(mode)
+            elif path.is_file():
+                self._imatrix = load_imatrix(path)
+            else:
+                self._imatrix = compute_imatrix(self.src.reference, self.opts.calib, n_threads=self.opts.n_threads,
+                                                n_gpu_layers=self.opts.n_gpu_layers)
+                save_imatrix(path, self._imatrix)
+        return self._imatrix
+
+    def _measure(self, model: Path, t: GgufType, imx: bool, role: str) -> dict:
+        key = row_key(t.name, imx)
+        job = Job(model=str(model), type=t.name, imatrix=imx, role=role, ref_dir=str(self.ref_dir),
+                  text=self.opts.text, out=str(self.out / f".row-{key}.json"), stream=str(self.stream_path),
+                  max_tokens=self.opts.max_tokens, n_ctx=self.opts.n_ctx, n_threads=self.opts.n_threads,
+                  n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens)
+        job_path = self.out / f".job-{key}.json"
+        job_path.write_text(json.dumps(asdict(job)))
+        env = dict(os.environ)
+        pkg_root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        proc = subprocess.run([sys.executable, "-m", "quant.worker", str(job_path)], capture_output=True, text=True,
+                              env=env)
+        job_path.unlink(missing_ok=True)
+        row_path = Path(job.out)
+        if proc.returncode == 0 and row_path.is_file():
+            row = json.loads(row_path.read_text())
+            row_path.unlink()
+            row["file"] = os.path.relpath(model, self.out) if model.is_relative_to(self.out) else str(model)
+            return row
+        if proc.returncode < 0:
+            why = f"llama.cpp crashed (signal {-proc.returncode})"
+        else:
+            lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+            why = lines[-1] if lines else f"the measuring process exited with code {proc.returncode}"
+        return {"type": t.name, "imatrix": imx, "status": "failed", "error": why}
+
+    def _run_reference(self) -> None:
+        t = gguf_type(self.src.reference_type) if self.src.reference_type in ("F32", "F16", "BF16", "Q8_0") else None
+        if t is None:
+            raise SweepError(f"the reference {self.src.reference.name} is {self.src.reference_type}; "
+                             "a sweep needs an F32, F16, BF16 or Q8_0 reference")
+        key = row_key(t.name, False)
+        have = all((self.ref_dir / f).is_file() for f in ("tokens.json", "logp.npy"))
+        if self.state.done(key) and have:
+            return
+        self.state.forget(key)
+        row = self._measure(self.src.reference, t, False, "reference")
+        if row.get("status") != "ok":
+            raise SweepError(f"the reference {self.src.reference.name} could not be measured: {row['error']}")
+        row["reference"] = True
+        self.state.add(row)
+
+    def _run_type(self, t: GgufType, imx: bool, bar) -> None:
+        ref_rank = gguf_type(self.src.reference_type).nominal_bpw
+        if t.nominal_bpw > ref_rank:
+            self.state.add({"type": t.name, "imatrix": imx, "status": "skipped",
+                            "error": f"higher precision than the reference ({self.src.reference_type})"})
+            return
+        dst = self.models / (row_key(t.name, imx).replace("+", "-") + ".gguf")
+        try:
+            if not dst.is_file():
+                bar.set_postfix_str(f"{row_key(t.name, imx)}: quantizing")
+                quantize(self.src.reference, dst, t, nthread=self.opts.n_threads, imatrix=self.imatrix() if imx else None)
+        except (ValueError, RuntimeError) as e:
+            self.state.add({"type": t.name, "imatrix": imx, "status": "failed", "error": str(e)})
+            return
+        bar.set_postfix_str(f"{row_key(t.name, imx)}: measuring")
+        row = self._measure(dst, t, imx, "candidate")
+        self.state.add(row)
+        if not self.opts.keep_models:
+            dst.unlink(missing_ok=True)
+
+    def run(self) -> list[dict]:
+        """Measure every missing row; returns all rows (reference first)."""
+        plan = [(t, imx) for t in self.opts.types for imx in _variants(t, self.opts.imatrix)
+                if not (t.name == self.src.reference_type and not imx)]
+        with tqdm(total=len(plan) + 1, desc="sweep", unit="type", disable=not self.opts.progress,
+                  file=sys.stderr) as bar:
+            bar.set_postfix_str(f"{self.src.reference_type}: reference")
+            self._run_reference()
+            bar.update(1)
+            for t, imx in plan:
+                if not self.state.done(row_key(t.name, imx)):
+                    self._run_type(t, imx, bar)
+                bar.update(1)
+        return self.rows()
+
+    def rows(self) -> list[dict]:
+        ref_key = row_key(self.src.reference_type, False)
+        wanted = [ref_key] + [row_key(t.name, imx) for t in self.opts.types for imx in _variants(t, self.opts.imatrix)]
+        seen, out = set(), []
+        for k in wanted:
+            if k in self.state.rows and k not in seen:
+                seen.add(k)
+                out.append(self.state.rows[k])
+        return out
+
+
+def parse_size(text: str) -> float:
+    """'500MB', '1.5G', '4.2GB', '800k' -> megabytes (decimal units)."""
+    s = text.strip().upper().removesuffix("B")
+    scale = {"K": 1e-3, "M": 1.0, "G": 1e3, "T": 1e6}
+    try:
+        if s and s[-1] in scale:
+            return float(s[:-1]) * scale[s[-1]]
+        return float(s) / 1e6
+    except ValueError:
+        raise SweepError(f"cannot read the size {text!r}; write it like 500MB or 4.5GB") from None
+
+
+__all__ = ["Sweep", "SweepOptions", "SweepError", "parse_size", "parse_types"]
