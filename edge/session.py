@@ -31,7 +31,8 @@ class SessionConfig:
 
 
 def run_session(cfg: SessionConfig, *, inprocess: bool = False, nodes: list[str] | None = None,
-                settings: SupervisorSettings | None = None) -> SessionReport:
+                settings: SupervisorSettings | None = None, node_classes: dict[str, str] | None = None
+                ) -> SessionReport:
     sup = Supervisor(cfg.as_dict(), nodes or ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime,
-                     settings=settings)
+                     settings=settings, node_classes=node_classes)
     return sup.run()

@@ -27,7 +27,7 @@ def main() -> int:
     logging.basicConfig(level=os.environ.get("VENUS_EDGE_LOG", "WARNING"),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     spec = NodeSpec(**json.loads(sys.stdin.read()))
-    NodeRunner(spec, node_class(spec.name)).run()
+    NodeRunner(spec, node_class(spec.name, spec.node_class)).run()
     return 0
 
 

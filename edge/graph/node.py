@@ -41,6 +41,7 @@ class NodeSpec:
     restore: dict = field(default_factory=dict)
     heartbeat_s: float = 0.5
     start_timeout_s: float = 120.0
+    node_class: str = ""  # "module:Class" to run instead of the standard node of this name (tests, plugins)
 
 
 class NodeIO:
@@ -149,7 +150,13 @@ class NodeRunner:
         try:
             io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
             t0 = time.monotonic()
-            node.setup()
+            try:
+                node.setup()
+            except Exception as exc:  # a missing device or model: restarting will not help
+                log.error("%s could not start: %s", self.spec.name, exc)
+                io.control(m.Fatal(self.spec.name, str(exc) or type(exc).__name__))
+                time.sleep(0.2)  # let the message leave before the sockets close
+                return
             self._probe(io, sub)
             io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3))
             if not self._await_start(ctl, io):

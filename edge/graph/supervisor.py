@@ -75,7 +75,9 @@ class SessionReport:
 
 class Supervisor:
     def __init__(self, config: dict, nodes: list[str], *, inprocess: bool = False, virtual_clock: bool = False,
-                 settings: SupervisorSettings | None = None, transport: str | None = None) -> None:
+                 settings: SupervisorSettings | None = None, transport: str | None = None,
+                 node_classes: dict[str, str] | None = None) -> None:
+        self.node_classes = node_classes or {}
         self.config = config
         self.inprocess = inprocess
         self.virtual_clock = virtual_clock
@@ -145,13 +147,14 @@ class Supervisor:
         return NodeSpec(name=c.name, config=self.config, endpoints=self.ep.as_dict(),
                         clock_origin_ns=self.origin_ns, virtual_clock=self.virtual_clock,
                         restarts=c.restarts, restore=c.restore, heartbeat_s=self.settings.heartbeat_s,
-                        start_timeout_s=self.settings.handshake_timeout_s + 30)
+                        start_timeout_s=self.settings.handshake_timeout_s + 30,
+                        node_class=self.node_classes.get(c.name, ""))
 
     def _spawn(self, c: Child) -> None:
         spec = self._spec(c)
         c.state, c.spawned_at, c.last_seen, c.restart_at, c.finished = "spawned", time.monotonic(), 0.0, None, False
         if self.inprocess:
-            cls = node_class(c.name)
+            cls = node_class(c.name, spec.node_class)
 
             def target() -> None:
                 try:
@@ -199,7 +202,7 @@ class Supervisor:
         for c in self.children.values():
             if c.state == "exited" and c.restart_at is not None and now >= c.restart_at:
                 self._spawn(c)
-            elif c.state in ("spawned", "ready", "running"):
+            elif c.state in ("spawned", "ready", "running") and not c.finished:
                 if not c.alive():
                     code = c.proc.returncode if c.proc is not None else repr(c.thread_error)
                     self._schedule_restart(c, "crashed" if code else "exited")
@@ -232,6 +235,10 @@ class Supervisor:
         elif isinstance(msg, m.Finished):
             c.finished = True
             self._event(c.name, "finished")
+        elif isinstance(msg, m.Fatal):
+            c.state = "failed"
+            self._event(c.name, "failed", msg.reason)
+            self._stop_reason = self._stop_reason or f"node {c.name} could not start: {msg.reason}"
         elif isinstance(msg, m.Checkpoint):
             c.restore = msg.state
         elif isinstance(msg, m.Interrupt):

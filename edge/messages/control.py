@@ -33,6 +33,15 @@ class Start(Message):
 
 
 @message
+class Fatal(Message):
+    """node -> supervisor: set-up failed for a reason a restart cannot fix (e.g. no microphone)."""
+
+    TYPE = "fatal"; TOPIC = "ctl"; SENDER = "any node"; RECEIVER = "supervisor"
+    node: str
+    reason: str
+
+
+@message
 class Heartbeat(Message):
     """node -> supervisor: alive, with counters for the timeline."""
 

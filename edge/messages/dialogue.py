@@ -44,7 +44,7 @@ class PlaybackAck(Message):
 
     TYPE = "playback_ack"; TOPIC = "dlg.played"; SENDER = "speech"; RECEIVER = "frontend"
     RELIABLE = True
-    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id"})
+    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns"})
     id: str
     speak_id: str
     utterance: int
@@ -56,6 +56,7 @@ class PlaybackAck(Message):
     epoch: int = 0
     last: bool = False  # the last piece of this SpeakText
     backend_id: str = ""
+    recv_delay_ns: int = 0  # the SpeakText's stamp to its receipt by the speech node
 
 
 @message

@@ -17,9 +17,9 @@ NODES: dict[str, str] = {
 REQUIRED = ("capture", "frontend", "speech")
 
 
-def node_class(name: str) -> type[Node]:
+def node_class(name: str, override: str = "") -> type[Node]:
     try:
-        target = NODES[name]
+        target = override or NODES[name]
     except KeyError:
         raise ValueError(f"unknown node {name!r}; known nodes: {', '.join(NODES)}") from None
     module, attr = target.split(":")

@@ -36,7 +36,7 @@ class SpeechNode(Node):
         self.decoder: SpeechDecoder | None = None
         self.player: Player | None = None
         self.ready: queue.Queue[Piece] = queue.Queue()
-        self.work: queue.Queue[m.SpeakText | None] = queue.Queue()
+        self.work: queue.Queue[tuple[m.SpeakText, int] | None] = queue.Queue()
         self.busy = 0  # SpeakTexts received and not yet fully synthesized
         self.busy_lock = threading.Lock()
         self.end: m.FrontendDone | None = None
@@ -53,7 +53,7 @@ class SpeechNode(Node):
             self._worker.start()
 
     # --- synthesis ----------------------------------------------------------------------
-    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None) -> None:
+    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0) -> None:
         assert self.decoder is not None and self.player is not None
         pieces = []
         try:
@@ -62,27 +62,30 @@ class SpeechNode(Node):
                     return  # interrupted while synthesizing
                 pieces.append(resample(audio, self.decoder.sample_rate, self.player.rate))
                 if not self.virtual and len(pieces) > 1:  # stream: hand over all but the newest
-                    self._hand_over(msg, pieces[-2], len(pieces) - 2, False, ready_ns)
+                    self._hand_over(msg, pieces[-2], len(pieces) - 2, False, ready_ns, recv_delay_ns)
         except Exception as exc:  # a decoder failure must not take the node down
             log.error("speech: could not synthesize %r: %s", msg.text[:60], exc)
             pieces = pieces or [np.zeros(0, np.float32)]
         if self.virtual:
             for i, p in enumerate(pieces):
-                self._hand_over(msg, p, i, i == len(pieces) - 1, ready_ns)
+                self._hand_over(msg, p, i, i == len(pieces) - 1, ready_ns, recv_delay_ns)
         elif pieces:
-            self._hand_over(msg, pieces[-1], len(pieces) - 1, True, ready_ns)
+            self._hand_over(msg, pieces[-1], len(pieces) - 1, True, ready_ns, recv_delay_ns)
 
-    def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None) -> None:
+    def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None,
+                   recv_delay_ns: int) -> None:
         t = self.io.clock.now_ns() if ready_ns is None else ready_ns
-        self.ready.put(Piece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id))
+        self.ready.put(Piece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id,
+                             recv_delay_ns))
 
     def _synth_loop(self) -> None:
         while True:
-            msg = self.work.get()
-            if msg is None:
+            item = self.work.get()
+            if item is None:
                 return
+            msg, delay = item
             try:
-                self._synthesize(msg, None)
+                self._synthesize(msg, None, delay)
             finally:
                 with self.busy_lock:
                     self.busy -= 1
@@ -93,13 +96,14 @@ class SpeechNode(Node):
         if isinstance(msg, m.SpeakText):
             if msg.epoch < self.io.epoch:
                 return
+            delay = self.io.clock.now_ns() - env.t_ns
             if self.virtual:
-                self._synthesize(msg, env.t_ns)
+                self._synthesize(msg, env.t_ns, delay)
                 self._drain_ready()
             else:
                 with self.busy_lock:
                     self.busy += 1
-                self.work.put(msg)
+                self.work.put((msg, delay))
         elif isinstance(msg, m.ChunkDecision):
             if msg.interrupt and env.epoch + 1 > self.io.epoch:
                 self.io.epoch = env.epoch + 1
@@ -140,7 +144,7 @@ class SpeechNode(Node):
             self.played_pieces += 1
             self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
                                           p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
-                                          p.backend_id))
+                                          p.backend_id, p.recv_delay_ns))
         active = self.player.active or (self.player.pending() and not self.virtual)
         if active != self.was_active:
             self.was_active = active

@@ -24,6 +24,7 @@ class Piece:
     ready_ns: int
     last: bool = False
     backend_id: str = ""
+    recv_delay_ns: int = 0
     start_ns: int | None = None
     pos: int = 0
     _hash: "hashlib._Hash" = field(default_factory=hashlib.sha1)

@@ -1,0 +1,147 @@
+"""`venus-edge`: run a full-duplex session, replay a journal, or benchmark a part of the runtime."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+BENCHES = ("graph", "voice", "harness", "llm", "duplex")
+
+
+def example_wav() -> str:
+    return str(resources.files("edge") / "assets" / "two_plus_two.wav")
+
+
+def session_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="venus-edge",
+        description="Run the full-duplex assistant as a graph of local processes: capture -> frontend (the "
+                    "one-second chunk loop) -> speech, with the harness doing delegated work in the background "
+                    "and every message recorded in a journal.",
+        epilog="Other commands: `venus-edge replay JOURNAL [--verify]` re-runs a recorded session; "
+               f"`venus-edge bench {{{','.join(BENCHES)}}}` measures a part of the runtime.")
+    io = p.add_argument_group("input and output")
+    io.add_argument("--mic", help="microphone (device index or name; default device if omitted) or a WAV/FLAC file")
+    io.add_argument("--camera", help="camera index (0), video file, image folder, 'gst:PIPELINE' or 'picamera'")
+    io.add_argument("--speaker", help="speaker (device index or name), a WAV file (time-aligned, silence "
+                                      "included) or 'null'; default: the default output device")
+    io.add_argument("--example", action="store_true", help="use the bundled spoken question as the microphone "
+                                                           "and write the reply to reply.wav")
+    io.add_argument("--journal", help="write the session journal here (default: sessions/<time>.journal)")
+    io.add_argument("--list-devices", action="store_true", help="list microphones, speakers and cameras, then exit")
+    model = p.add_argument_group("models")
+    model.add_argument("--frontend", default=None,
+                       help="default (small models shipped in packages), scripted:FILE, null, or bundle:DIR")
+    model.add_argument("--bundle", help="an exported Realtime-Venus bundle directory (same as --frontend bundle:DIR)")
+    model.add_argument("--script", help="a scripted frontend file (same as --frontend scripted:FILE)")
+    model.add_argument("--voice", default=None, help="speech decoder: piper (default), espeak, null, or bundle:DIR")
+    model.add_argument("--threads", type=int, default=None, help="threads for model inference (default: 1 on "
+                                                                  "machines with 2 cores or fewer, else 4)")
+    run = p.add_argument_group("running")
+    run.add_argument("--chunk-ms", type=int, default=1000, help="chunk length in ms (default 1000)")
+    run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
+                                                         "virtual clock (default: paced in real time)")
+    run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
+    run.add_argument("--max-seconds", type=float, help="stop the session after this long")
+    run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    return p
+
+
+def _default_threads() -> int:
+    import os
+
+    return 1 if (os.cpu_count() or 1) <= 2 else 4
+
+
+def run(argv: list[str]) -> int:
+    args = session_parser().parse_args(argv)
+    logging.basicConfig(level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)],
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.list_devices:
+        from edge.devices import list_devices
+        print(list_devices())
+        return 0
+    from edge.session import SessionConfig, run_session
+    from edge.graph.supervisor import SupervisorSettings
+    from edge.timeline.summary import print_summary
+
+    frontend = args.frontend or (f"bundle:{args.bundle}" if args.bundle else None) or \
+        (f"scripted:{args.script}" if args.script else "default")
+    voice = args.voice or (f"bundle:{args.bundle}" if args.bundle else "piper" if frontend == "default" else "espeak")
+    mic, speaker = args.mic, args.speaker
+    if args.example:
+        mic, speaker = mic or example_wav(), speaker or "reply.wav"
+    if mic and Path(mic).suffix and not Path(mic).exists():
+        print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
+        return 2
+    journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
+    cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
+                        chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
+                        threads=args.threads or _default_threads())
+    if args.camera is not None and not frontend.startswith("bundle"):
+        print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
+              "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
+    report = run_session(cfg, inprocess=args.inprocess, settings=SupervisorSettings(max_session_s=args.max_seconds))
+    print_summary(journal, report, speaker)
+    if not report.ok and report.reason not in ("interrupted by signal",) and not report.reason.startswith("stopped"):
+        print(f"venus-edge: the session did not complete: {report.reason}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def replay_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge replay", description="Re-run a recorded session from its "
+                                "journal on the virtual clock; --verify checks the outputs match the recording.")
+    p.add_argument("journal")
+    p.add_argument("--verify", action="store_true", help="compare decisions, speech, playback and delegates")
+    p.add_argument("--speaker", help="write the replayed reply audio here (WAV)")
+    p.add_argument("--out", help="write the replay's own journal here")
+    p.add_argument("--processes", action="store_true", help="replay through separate processes (default: threads)")
+    args = p.parse_args(argv)
+    from edge.timeline.journal import JournalError
+    from edge.timeline.replay import replay
+
+    try:
+        result = replay(args.journal, verify=args.verify, out_journal=args.out, speaker=args.speaker,
+                        inprocess=not args.processes)
+    except (JournalError, RuntimeError) as exc:
+        print(f"venus-edge replay: {exc}", file=sys.stderr)
+        return 2
+    if args.verify:
+        if result.ok:
+            print(f"replay matches the recording: {result.compared} messages compared ({result.journal})")
+        else:
+            print(f"replay differs from the recording: {result.first_difference}")
+            return 1
+    else:
+        print(f"replayed into {result.journal}")
+    return 0
+
+
+def bench_main(argv: list[str]) -> int:
+    if not argv or argv[0] not in BENCHES:
+        print(f"usage: venus-edge bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+        return 2
+    try:
+        module = importlib.import_module(f"edge.bench.{argv[0]}")
+    except ModuleNotFoundError:
+        print(f"venus-edge bench {argv[0]}: this benchmark is not part of this build yet.", file=sys.stderr)
+        return 2
+    return int(module.main(argv[1:]) or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "replay":
+        return replay_main(argv[1:])
+    if argv and argv[0] == "bench":
+        return bench_main(argv[1:])
+    return run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

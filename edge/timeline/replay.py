@@ -1,0 +1,82 @@
+"""Replay: feed a journal's recorded input back through the graph on the virtual clock, and compare.
+
+The recorded audio chunks become the input (bit-exact), the session's
+settings are reused, and `verify` compares what the assistant decided,
+said, played and delegated, message by message.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from edge import messages as m
+from edge.session import SessionConfig, run_session
+from edge.timeline.journal import Journal, JournalError, content
+
+SESSION_FIELDS = set(SessionConfig.__dataclass_fields__) - {"extra"}
+
+
+@dataclass
+class ReplayResult:
+    ok: bool
+    journal: Path
+    compared: int
+    first_difference: str = ""
+
+
+def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
+    """Write the recorded audio (and frames) back out as a WAV (and an image folder)."""
+    chunks: dict[int, np.ndarray] = {}
+    frames: dict[int, tuple[m.VideoFrame, bytes]] = {}
+    for rec, msg in journal.messages(m.AudioChunk, m.VideoFrame):
+        if isinstance(msg, m.AudioChunk) and rec.env.payload:
+            chunks[msg.index] = np.frombuffer(rec.env.payload[0], "<i2")
+        elif isinstance(msg, m.VideoFrame) and rec.env.payload:
+            frames[msg.index] = (msg, rec.env.payload[0])
+    if not chunks:
+        raise JournalError(f"journal {journal.path} holds no audio chunks to replay")
+    audio = np.concatenate([chunks[i] for i in sorted(chunks)])
+    wav = out_dir / "input.wav"
+    sf.write(str(wav), audio, 16000, subtype="PCM_16")
+    if not frames:
+        return wav, None
+    import cv2
+
+    folder = out_dir / "frames"
+    folder.mkdir()
+    for i, (msg, data) in sorted(frames.items()):
+        img = np.frombuffer(data, np.uint8).reshape(msg.height, msg.width, 3)
+        cv2.imwrite(str(folder / f"{i:06d}.png"), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
+    return wav, folder
+
+
+def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | None = None,
+           speaker: str | None = None, inprocess: bool = True) -> ReplayResult:
+    original = Journal(path)
+    config = dict(original.session.get("config", {}))
+    work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
+    wav, frames = extract_input(original, work)
+    known = {k: v for k, v in config.items() if k in SESSION_FIELDS}
+    extra = {k: v for k, v in config.items() if k not in SESSION_FIELDS}
+    cfg = SessionConfig(**{**known, "mic": str(wav), "camera": str(frames) if frames else None,
+                           "speaker": speaker or str(work / "reply.wav"),
+                           "journal": str(out_journal or work / "replay.journal"), "realtime": False,
+                           "pace": 1.0}, extra=extra)
+    report = run_session(cfg, inprocess=inprocess)
+    if not report.ok:
+        raise RuntimeError(f"the replayed session did not complete: {report.reason}")
+    new = Journal(cfg.journal)  # type: ignore[arg-type]
+    if not verify:
+        return ReplayResult(True, new.path, 0)
+    a, b = content(original), content(new)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return ReplayResult(False, new.path, i, f"message {i}: recorded {x} but replay gave {y}")
+    if len(a) != len(b):
+        return ReplayResult(False, new.path, min(len(a), len(b)),
+                            f"recorded {len(a)} content messages but replay gave {len(b)}")
+    return ReplayResult(True, new.path, len(a))

@@ -1,0 +1,41 @@
+"""What a person sees after a session: both sides' words, delegations, restarts, where the audio went."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from edge import messages as m
+from edge.graph.supervisor import SessionReport
+from edge.timeline.journal import Journal, JournalError
+
+
+def print_summary(journal_path: str, report: SessionReport, speaker: str | None) -> None:
+    try:
+        journal = Journal(journal_path)
+    except JournalError:
+        print(f"session {report.reason} in {report.duration_s:.1f} s (no journal)")
+        return
+    print(f"session {report.reason} in {report.duration_s:.1f} s; journal: {journal_path}")
+    rtfs = []
+    for rec, msg in journal.messages(m.ChunkDecision, m.SpeakText, m.DelegateRequest, m.BackendResult,
+                                     m.Interrupt):
+        t = f"{rec.env.t_ns / 1e9:7.2f}s"
+        if isinstance(msg, m.ChunkDecision):
+            rtfs.append(msg.rtf)
+            if msg.user_text:
+                print(f"{t}  user:      {msg.user_text}")
+        elif isinstance(msg, m.SpeakText):
+            print(f"{t}  assistant: {msg.text}")
+        elif isinstance(msg, m.DelegateRequest):
+            print(f"{t}  delegated: {msg.instruction}")
+        elif isinstance(msg, m.BackendResult):
+            print(f"{t}  harness:   {msg.text}")
+        elif isinstance(msg, m.Interrupt):
+            print(f"{t}  (interrupted by the user)")
+    if rtfs:
+        rtfs.sort()
+        print(f"chunks: {len(rtfs)}, frontend real-time factor p50 {rtfs[len(rtfs) // 2]:.3f} max {rtfs[-1]:.3f}")
+    restarts = {k: v for k, v in report.restarts.items() if v}
+    if restarts:
+        print(f"restarts: {restarts}")
+    if speaker and speaker.lower().endswith(".wav") and Path(speaker).exists():
+        print(f"reply audio: {speaker}")
