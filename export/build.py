@@ -1,0 +1,176 @@
+"""`venus-export build`: a checkpoint to a bundle (GGUF LLM and TTS, ONNX media parts, manifest).
+
+Each part carries a hash of its inputs (the source files it reads, its options
+and the tool versions); a re-run reuses a part whose hash is unchanged and whose
+files are still there, and removes files of parts no longer asked for.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from export.checkpoint import CheckpointReader
+from export.errors import ExportError
+from export.fit import ENCODER_ORDER, check_fit
+from export.llm_gguf import convert_llm
+from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, hash_files, inputs_key,
+                             new_manifest, try_load_manifest, write_manifest)
+from export.onnx_bridge import build_onnx, onnx_available
+from export.quantize import ftype_of, quantize
+from export.trt_status import tensorrt_status
+from export.tts_gguf import convert_tts
+
+BASE = "F16"
+CACHE = ".cache"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "added_tokens.json",
+                   "special_tokens_map.json")
+
+
+@dataclass
+class BuildOptions:
+    types: list[str] = field(default_factory=lambda: ["Q4_K_M"])
+    tts_types: list[str] = field(default_factory=lambda: [BASE])
+    encoders: list[str] = field(default_factory=lambda: ["fp16"])
+    device: str = "cpu"
+    context: int = 4096
+    dry_run: bool = False
+    progress: bool = True
+    threads: int = 0
+
+
+@dataclass
+class Job:
+    """One part to make: its manifest entry (less shapes) and the function that makes it."""
+
+    name: str
+    kind: str
+    role: str
+    precision: str
+    files: list[str]
+    inputs: str
+    run: Callable[[], dict]
+
+    def entry(self, shapes: dict) -> dict:
+        return {"name": self.name, "kind": self.kind, "role": self.role, "precision": self.precision,
+                "files": self.files, "shapes": shapes, "inputs": self.inputs}
+
+
+def _validate(opts: BuildOptions) -> None:
+    for t in opts.types + opts.tts_types:
+        ftype_of(t)
+    for e in opts.encoders:
+        if e not in ENCODER_ORDER:
+            raise ExportError(f"Unknown encoder precision {e!r}; use some of {', '.join(ENCODER_ORDER)}.")
+    if not opts.types:
+        raise ExportError("No GGUF type asked for the LLM; give at least one with --types.")
+
+
+def _source_subset(src: dict[str, dict], reader: CheckpointReader, prefixes: tuple[str, ...],
+                   extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """Hashes of the files a part reads: config, `extra` files and the shards holding its tensors."""
+    shards = {reader.info(n).shard.name for n in reader.names() if n.startswith(prefixes)}
+    wanted = {"config.json", *extra, *shards}
+    return {rel: meta["sha256"] for rel, meta in src.items()
+            if rel in wanted or any(rel.startswith(e + "/") for e in extra)}
+
+
+def _gguf_jobs(reader: CheckpointReader, bundle: Path, opts: BuildOptions, src: dict, tools: dict) -> list[Job]:
+    llm_key = inputs_key(EXPORTER_VERSION, "llm", _source_subset(src, reader, ("llm.",), TOKENIZER_FILES),
+                         tools.get("gguf"), tools.get("numpy"))
+    tts_key = inputs_key(EXPORTER_VERSION, "tts", _source_subset(src, reader, ("tts.",)), tools.get("gguf"))
+    quant_tools = tools.get("llama_cpp_python")
+    jobs: list[Job] = []
+    for role, key, types in (("llm", llm_key, opts.types), ("tts", tts_key, opts.tts_types)):
+        base_rel = f"{role}/{role}-{BASE}.gguf" if BASE in types else f"{CACHE}/{role}-{BASE}.gguf"
+        base = bundle / base_rel
+        if role == "llm":
+            def make_base(base=base):
+                return convert_llm(reader, base, progress=opts.progress)
+            base_files = [base_rel]
+        else:
+            extras_rel = "tts/tts-extras.npz"
+            def make_base(base=base, extras=bundle / extras_rel):
+                return convert_tts(reader, base, extras, progress=opts.progress)
+            base_files = [base_rel, extras_rel]
+        jobs.append(Job(f"{role}-{BASE}" if BASE in types else f"{role}-base", "gguf", role, BASE, base_files, key,
+                        make_base))
+        for t in types:
+            if t == BASE:
+                continue
+            rel = f"{role}/{role}-{t}.gguf"
+            def make(t=t, out=bundle / rel, base=base):
+                quantize(base, out, t, opts.threads)
+                return {"quantized_from": BASE}
+            jobs.append(Job(f"{role}-{t}", "gguf", role, t, [rel], inputs_key(key, t, quant_tools), make))
+    return jobs
+
+
+def _reusable(prev: dict | None, job: Job, bundle: Path) -> dict | None:
+    if not prev:
+        return None
+    for part in prev.get("parts", []) + prev.get("cache", []):
+        if part.get("name") == job.name and part.get("inputs") == job.inputs and part.get("files") == job.files:
+            sizes = prev.get("files", {}) | prev.get("cache_files", {})
+            if all((bundle / f).is_file() and (bundle / f).stat().st_size == sizes.get(f, {}).get("size")
+                   for f in job.files):
+                return part
+    return None
+
+
+def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
+    """Build (or bring up to date) the bundle at `bundle`; returns its manifest."""
+    reader = CheckpointReader(checkpoint)
+    _validate(opts)
+    fit = check_fit(reader.config, reader.variant, opts.device, opts.types, opts.encoders, opts.tts_types[0],
+                    opts.context)
+    prev = try_load_manifest(bundle) if bundle.is_dir() else None
+    manifest = new_manifest(reader.variant)
+    tools = manifest["tools"]
+    src = hash_files(checkpoint, checkpoint_files(checkpoint), (prev or {}).get("source", {}).get("files"),
+                     "hash checkpoint", opts.progress)
+    jobs = _gguf_jobs(reader, bundle, opts, src, tools)
+    media = ("vpm.", "resampler.", "apm.", "audio_projection_layer.")
+    onnx_key = inputs_key(EXPORTER_VERSION, "onnx", _source_subset(src, reader, media, ("assets",)),
+                          sorted(opts.encoders), tools.get("onnx"), tools.get("torch"))
+
+    if opts.dry_run:
+        for job in jobs:
+            state = "reuse" if _reusable(prev, job, bundle) else "build"
+            print(f"{state:6} {job.name:16} {job.precision:8} -> {', '.join(job.files)}")
+        print(f"{'build' if onnx_available() else 'skip':6} onnx parts       {','.join(opts.encoders):8} -> onnx/")
+        print(f"target {opts.device}: " + ("fit checked" if fit.get("checked") else "fit not checked"))
+        return manifest
+
+    bundle.mkdir(parents=True, exist_ok=True)
+    parts, cache = [], []
+    for job in jobs:
+        old = _reusable(prev, job, bundle)
+        if old is not None:
+            print(f"skip {job.name} (inputs unchanged)", file=sys.stderr)
+            entry = old
+        else:
+            print(f"make {job.name}", file=sys.stderr)
+            entry = job.entry(job.run())
+        (cache if job.files[0].startswith(CACHE) else parts).append(entry)
+    parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
+
+    keep = {f for p in parts + cache for f in p["files"]}
+    made_before = set((prev or {}).get("files", {})) | set((prev or {}).get("cache_files", {}))
+    for rel in sorted(made_before - keep):
+        (bundle / rel).unlink(missing_ok=True)  # a part no longer asked for
+    manifest.update({
+        "target": {"device": opts.device, "context": opts.context, "fit": fit},
+        "source": {"path": str(checkpoint.resolve()), "files": src},
+        "parts": parts,
+        "cache": cache,
+        "tensorrt": tensorrt_status(),
+    })
+    prev_files = (prev or {}).get("files", {}) | (prev or {}).get("cache_files", {})
+    manifest["files"] = hash_files(bundle, bundle_files(bundle), prev_files, "hash bundle", opts.progress)
+    cache_rels = [f for p in cache for f in p["files"] if (bundle / f).is_file()]
+    manifest["cache_files"] = hash_files(bundle, cache_rels, prev_files, "hash cache", opts.progress)
+    write_manifest(bundle, manifest)
+    return manifest

@@ -1,0 +1,106 @@
+"""`venus-export`: tiny | build | verify | bench | plan."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from export.errors import ExportError
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="venus-export", description="Export Realtime-Venus checkpoints to bundles.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    t = sub.add_parser("tiny", help="write a tiny checkpoint with the real layout and seeded random weights")
+    t.add_argument("out", type=Path)
+    t.add_argument("--variant", choices=("omni", "audio"), default="omni")
+    t.add_argument("--seed", type=int, default=0)
+
+    b = sub.add_parser("build", help="build a bundle from a checkpoint")
+    b.add_argument("checkpoint", type=Path)
+    b.add_argument("-o", "--out", type=Path, required=True, help="bundle directory")
+    b.add_argument("--types", type=_csv, default=["Q4_K_M"], help="LLM GGUF types, e.g. F16,Q8_0,Q4_K_M")
+    b.add_argument("--tts-types", type=_csv, default=["F16"], help="TTS GGUF types")
+    b.add_argument("--encoders", type=_csv, default=["fp16"], help="ONNX precisions: fp32,fp16,int8")
+    b.add_argument("--device", default="cpu", help="target device (see venus-export plan)")
+    b.add_argument("--context", type=int, default=4096, help="LLM context the fit check plans for")
+    b.add_argument("--threads", type=int, default=0, help="quantizer threads (0: up to 4)")
+    b.add_argument("--dry-run", action="store_true", help="print what would be built and stop")
+    b.add_argument("--no-progress", action="store_true")
+
+    v = sub.add_parser("verify", help="check a bundle's hashes and, with --checkpoint, its numerical parity")
+    v.add_argument("bundle", type=Path)
+    v.add_argument("--checkpoint", type=Path)
+    v.add_argument("--threads", type=int, default=1)
+
+    be = sub.add_parser("bench", help="LLM conversion throughput and peak memory against a naive writer")
+    be.add_argument("--size-mb", type=int, default=1100, help="size of the generated checkpoint's LLM")
+    be.add_argument("--workdir", type=Path, help="where to generate (default: a temporary directory)")
+
+    sub.add_parser("plan", help="which precisions fit a device (export.plan)", add_help=False)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plan"]:
+        try:
+            from export.plan import main as plan_main
+        except ImportError:
+            print("error: export.plan is not available in this installation.", file=sys.stderr)
+            return 2
+        return int(plan_main(argv[1:]) or 0)
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.cmd == "tiny":
+        from export.tiny import write_tiny
+
+        config = write_tiny(args.out, args.variant, args.seed)
+        print(f"wrote a tiny {args.variant} checkpoint to {args.out} "
+              f"({config['num_hidden_layers']} LLM layers, vocab {config['vocab_size']})")
+        return 0
+    if args.cmd == "build":
+        from export.build import BuildOptions, build
+
+        opts = BuildOptions(types=args.types, tts_types=args.tts_types, encoders=args.encoders, device=args.device,
+                            context=args.context, dry_run=args.dry_run, progress=not args.no_progress,
+                            threads=args.threads)
+        manifest = build(args.checkpoint, args.out, opts)
+        if not args.dry_run:
+            n = len(manifest["files"])
+            size = sum(f["size"] for f in manifest["files"].values()) / 1e6
+            print(f"bundle {args.out}: {len(manifest['parts'])} parts, {n} files, {size:.1f} MB")
+        return 0
+    if args.cmd == "verify":
+        from export.verify import format_table, verify
+
+        rows = verify(args.bundle, args.checkpoint, args.threads)
+        print(format_table(rows))
+        failed = [r for r in rows if not r["ok"]]
+        print(f"{len(rows) - len(failed)} of {len(rows)} checks passed")
+        return 1 if failed else 0
+    if args.cmd == "bench":
+        from export.bench import run_bench
+
+        return run_bench(args.size_mb, args.workdir)
+    raise AssertionError(args.cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

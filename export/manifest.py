@@ -1,0 +1,132 @@
+"""The bundle manifest: what a bundle holds, where it came from, and the hashes that prove it.
+
+manifest.json (format "venus-bundle", version 1):
+  variant, created, target {device, context, fit}, tools {package: version},
+  source {path, files: {relative path: {sha256, size, mtime_ns}}},
+  parts: [part entry], files: {relative path: {sha256, size}} for every file
+  of the bundle except the manifest itself and dot-directories (build caches),
+  tensorrt: {status, reason, ...}.
+
+A part entry (also what export.onnx.build_onnx_parts returns, one per graph):
+  name       unique, e.g. "llm-Q4_K_M", "vision-fp16"
+  kind       "gguf" | "onnx" | "npz" | "engine"
+  role       "llm" | "tts" | "tts-extras" | "vision" | "audio" | "token2wav-flow" | ...
+  precision  a GGUF type (F16, Q4_K_M, ...) or fp32 / fp16 / int8
+  files      bundle-relative paths of the files it consists of
+  shapes     free-form facts: dimensions, input and output shapes
+  inputs     (set by the builder) hash of everything the part was made from
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+
+from tqdm import tqdm
+
+from export.errors import ExportError
+
+MANIFEST = "manifest.json"
+FORMAT = "venus-bundle"
+FORMAT_VERSION = 1
+# Bumped whenever a converter's output changes for the same inputs, so re-runs rebuild.
+EXPORTER_VERSION = "1"
+TOOLS = ("venus-edge", "gguf", "llama_cpp_python", "numpy", "safetensors", "tokenizers", "torch", "onnx",
+         "onnxruntime", "tensorrt")
+
+
+def sha256_file(path: Path, bar: tqdm | None = None, chunk: int = 8 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+            if bar is not None:
+                bar.update(len(block))
+    return h.hexdigest()
+
+
+def tool_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in TOOLS:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def inputs_key(*parts: object) -> str:
+    """A stable hash of JSON-able build inputs."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def hash_files(root: Path, rels: list[str], previous: dict[str, dict] | None, desc: str,
+               progress: bool = True) -> dict[str, dict]:
+    """sha256 and size of each file; a hash recorded earlier is reused when size and mtime are unchanged."""
+    previous = previous or {}
+    out: dict[str, dict] = {}
+    todo = []
+    for rel in rels:
+        st = (root / rel).stat()
+        old = previous.get(rel)
+        if old and old.get("size") == st.st_size and old.get("mtime_ns") == st.st_mtime_ns:
+            out[rel] = old
+        else:
+            todo.append((rel, st))
+    total = sum(st.st_size for _, st in todo)
+    with tqdm(total=total, desc=desc, unit="B", unit_scale=True, disable=not progress or not todo, leave=False) as bar:
+        for rel, st in todo:
+            out[rel] = {"sha256": sha256_file(root / rel, bar), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return dict(sorted(out.items()))
+
+
+def checkpoint_files(ckpt: Path) -> list[str]:
+    """Every regular file of a checkpoint directory (weights, config, tokenizer, assets)."""
+    return sorted(str(p.relative_to(ckpt)) for p in ckpt.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def bundle_files(bundle: Path) -> list[str]:
+    """Files the manifest must cover: all but the manifest, dot-directories and unfinished .partial files."""
+    out = []
+    for p in bundle.rglob("*"):
+        rel = p.relative_to(bundle)
+        if not p.is_file() or rel.parts[0].startswith(".") or p.name == MANIFEST or p.name.endswith(".partial"):
+            continue
+        out.append(str(rel))
+    return sorted(out)
+
+
+def load_manifest(bundle: Path) -> dict:
+    path = bundle / MANIFEST
+    if not path.is_file():
+        raise ExportError(f"{bundle} has no {MANIFEST}, so it is not a bundle (build one with venus-export build).")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ExportError(f"{path} is not valid JSON (line {e.lineno}): the manifest is damaged.") from None
+    if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
+        raise ExportError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}.")
+    return data
+
+
+def try_load_manifest(bundle: Path) -> dict | None:
+    try:
+        return load_manifest(bundle)
+    except ExportError:
+        return None
+
+
+def write_manifest(bundle: Path, manifest: dict) -> None:
+    tmp = bundle / (MANIFEST + ".partial")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+    tmp.replace(bundle / MANIFEST)
+
+
+def new_manifest(variant: str) -> dict:
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "exporter_version": EXPORTER_VERSION,
+            "variant": variant, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "tools": tool_versions()}

@@ -1,0 +1,125 @@
+"""`venus-export verify`: a bundle's files against its manifest and, given the checkpoint, its numerics.
+
+Hashes first: a changed or missing file is reported in one sentence and its
+part is not run. With the checkpoint, every GGUF is run in llama.cpp and
+compared to the PyTorch reference (KL divergence, top-1 agreement), and the
+ONNX parts are checked by export.onnx's own verify when it is present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from export.checkpoint import CheckpointReader
+from export.manifest import checkpoint_files, hash_files, load_manifest, sha256_file
+from export.tokens import PROTOCOL_TOKENS
+
+# KL(reference || GGUF) limits per type: generous enough for a real 8B model, tight enough to catch a wrong map.
+KL_LIMITS: dict[str, float] = {"F32": 1e-4, "F16": 1e-3, "BF16": 2e-3, "Q8_0": 1e-2, "Q6_K": 3e-2, "Q5_K_M": 5e-2,
+                               "Q5_K_S": 6e-2, "Q5_0": 6e-2, "Q4_K_M": 0.15, "Q4_K_S": 0.2, "IQ4_XS": 0.2,
+                               "IQ4_NL": 0.2, "Q4_0": 0.25}
+KL_DEFAULT = 0.5
+TOP1_LIMITS: dict[str, float] = {"F32": 0.99, "F16": 0.95, "BF16": 0.95, "Q8_0": 0.85}
+TOP1_DEFAULT = 0.5
+PROMPT = ("<|im_start|>user\nHello, what is the weather today? Please check.<|im_end|>\n<|im_start|>assistant\n"
+          "<|speak|>Sure, one moment.<delegate>find the weather for today</delegate><|turn_eos|><|listen|>")
+
+
+def row(part: str, check: str, value: str, limit: str, ok: bool) -> dict:
+    return {"part": part, "check": check, "value": value, "limit": limit, "ok": bool(ok)}
+
+
+def check_hashes(bundle: Path, manifest: dict) -> tuple[list[dict], set[str]]:
+    """One row per problem (or one 'all files' row); returns the rows and the set of bad files."""
+    rows, bad = [], set()
+    files: dict[str, dict] = manifest.get("files", {})
+    for rel, meta in files.items():
+        path = bundle / rel
+        if not path.is_file():
+            rows.append(row(rel, "file", "missing", "present", False))
+            bad.add(rel)
+            print(f"{rel} is listed in the manifest but missing from the bundle.")
+        elif path.stat().st_size != meta["size"] or sha256_file(path) != meta["sha256"]:
+            rows.append(row(rel, "sha256", "differs", meta["sha256"][:12], False))
+            bad.add(rel)
+            print(f"{rel} does not match its manifest hash: the file is damaged or was changed after the build.")
+    for part in manifest.get("parts", []):
+        for rel in part.get("files", []):
+            if rel not in files:
+                rows.append(row(part["name"], "file", f"{rel} unlisted", "listed", False))
+                bad.add(rel)
+                print(f"{rel} belongs to part {part['name']} but the manifest does not hash it.")
+    if not rows:
+        rows.append(row("bundle", "sha256", f"{len(files)} files match", "all", True))
+    return rows, bad
+
+
+def _gguf_rows(bundle: Path, manifest: dict, reader: CheckpointReader, bad: set[str], n_threads: int) -> list[dict]:
+    from export.llama_run import LlamaRunner
+    from export.llm_reference import compare_logits, qwen3_logits, tts_logits
+
+    rows: list[dict] = []
+    llm_ref = tts_ref = None
+    ids: list[int] = []
+    codes = [int(c) for c in np.random.default_rng(0).integers(0, 6000, 24)]
+    for part in manifest.get("parts", []):
+        if part.get("kind") != "gguf" or part["role"] not in ("llm", "tts"):
+            continue
+        gguf = next(f for f in part["files"] if f.endswith(".gguf"))
+        if set(part["files"]) & bad:
+            rows.append(row(part["name"], "parity", "not run", "files intact", False))
+            continue
+        t = part["precision"]
+        with LlamaRunner(bundle / gguf, n_ctx=256, n_threads=n_threads, has_vocab=part["role"] == "llm") as m:
+            if part["role"] == "llm":
+                if llm_ref is None:
+                    ids = m.tokenize(PROMPT, parse_special=True)
+                    llm_ref = qwen3_logits(reader.get, reader.config, ids)
+                single = sum(len(m.tokenize(tok, True)) == 1 and len(m.tokenize(tok, False)) > 1
+                             for tok in PROTOCOL_TOKENS)
+                rows.append(row(part["name"], "protocol tokens", f"{single}/{len(PROTOCOL_TOKENS)} control",
+                                "all", single == len(PROTOCOL_TOKENS)))
+                got, ref = m.logits(ids), llm_ref
+            else:
+                if tts_ref is None:
+                    tts_ref = tts_logits(reader.get, reader.config, codes)
+                got, ref = m.logits(codes), tts_ref
+        cmp = compare_logits(ref, got)
+        kl_lim, top_lim = KL_LIMITS.get(t, KL_DEFAULT), TOP1_LIMITS.get(t, TOP1_DEFAULT)
+        rows.append(row(part["name"], "KL vs torch", f"{cmp['kl']:.2e}", f"< {kl_lim:g}", cmp["kl"] < kl_lim))
+        rows.append(row(part["name"], "top-1 vs torch", f"{cmp['top1']:.3f}", f">= {top_lim:g}",
+                        cmp["top1"] >= top_lim))
+    return rows
+
+
+def verify(bundle: Path, checkpoint: Path | None = None, n_threads: int = 1) -> list[dict]:
+    """All verification rows for the bundle (and the checkpoint, when given)."""
+    manifest = load_manifest(bundle)
+    rows, bad = check_hashes(bundle, manifest)
+    if checkpoint is None:
+        return rows
+    reader = CheckpointReader(checkpoint)
+    src = manifest.get("source", {}).get("files", {})
+    now = hash_files(checkpoint, checkpoint_files(checkpoint), src, "hash checkpoint")
+    same = {k: v["sha256"] for k, v in now.items()} == {k: v["sha256"] for k, v in src.items()}
+    rows.append(row("checkpoint", "sha256", "same as built" if same else "differs", "same", same))
+    if not same:
+        print(f"{checkpoint} is not the checkpoint this bundle was built from (its file hashes differ).")
+    rows += _gguf_rows(bundle, manifest, reader, bad, n_threads)
+    from export.onnx_bridge import verify_onnx
+
+    for r in verify_onnx(bundle, reader):
+        rows.append(row(str(r.get("part", "onnx")), str(r.get("check", "")), str(r.get("value", "")),
+                        str(r.get("limit", "")), bool(r.get("ok", False))))
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    head = ("part", "check", "value", "limit", "ok")
+    cells = [head] + [(r["part"], r["check"], r["value"], r["limit"], "ok" if r["ok"] else "FAIL") for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    lines = ["  ".join(c[i].ljust(widths[i]) for i in range(len(head))).rstrip() for c in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
