@@ -1,0 +1,54 @@
+"""The chunk stream of a runtime journal, rebuilt for replay into every precision.
+
+Per chunk the journal holds the frontend's decision (listen/speak, the words
+spoken, what it heard, turn end), its delegate spans and the harness results
+delivered before it. The input of a chunk is `<unit>` and the heard text
+(harness results before it as `<backend>…</backend>`); the recorded output
+is rebuilt in protocol tokens and forced after the decision is read. Audio
+and frames enter only through their transcript: embedding them needs the
+bundle's encoders, which the encoder sweep measures separately.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from quant.chunks import ChunkRecord, ChunkStream
+
+
+def _output(control: str, text: str, spans: list[str], turn_end: bool) -> str:
+    body = "".join(f"<delegate>{s}</delegate>" for s in spans)
+    if control == "speak":
+        return "<|speak|>" + text + body + ("<|turn_eos|>" if turn_end else "<|chunk_eos|>")
+    return body + "<|listen|>"
+
+
+def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
+    try:
+        from edge.timeline.journal import Journal
+    except ImportError as e:
+        raise ValueError(f"reading a journal needs the runtime package edge ({e})") from None
+    journal = Journal(path)  # raises JournalError (a ValueError) with one sentence
+    decisions: dict[int, object] = {}
+    spans: dict[int, list[str]] = {}
+    backend_before: dict[int, list[str]] = {}
+    pending_results: list[str] = []
+    for _, msg in journal.messages():
+        kind = msg.TYPE
+        if kind == "backend_result" and getattr(msg, "kind", "result") == "result":
+            pending_results.append(msg.text)
+        elif kind == "delegate_request":
+            spans.setdefault(msg.index, []).append(msg.instruction)
+        elif kind == "chunk_decision" and msg.index not in decisions:
+            decisions[msg.index] = msg
+            if pending_results:
+                backend_before[msg.index] = pending_results
+                pending_results = []
+    if not decisions:
+        raise ValueError(f"journal {path} records no chunk decisions; record a session with a frontend running")
+    chunks = []
+    for index in sorted(decisions)[:max_chunks]:
+        d = decisions[index]
+        inputs = [f"<backend>{t}</backend>" for t in backend_before.get(index, [])]
+        inputs.append("<unit>" + (d.user_text or ""))
+        chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end)))
+    return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)

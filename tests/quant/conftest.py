@@ -1,0 +1,63 @@
+"""Fixtures: a tiny F16 GGUF, a real runtime journal, and one finished sweep shared by the tests."""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tiny_gguf import write_tiny_gguf  # noqa: E402
+
+SWEEP_TYPES = "F16,Q8_0,Q6_K,Q4_K_M,IQ4_XS"
+SCRIPT = """\
+1 speak Hello there, I am listening.
+3 delegate What is the weather in Paris right now?
+5 speak It is sunny in Paris, about twenty degrees.
+7 speak Anything else?
+"""
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tmp_path_factory) -> Path:
+    return write_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny-f16.gguf")
+
+
+@pytest.fixture(scope="session")
+def journal(tmp_path_factory) -> Path:
+    """A journal recorded by the runtime itself: a scripted frontend over a 9-second tone, virtual clock."""
+    import soundfile as sf
+
+    from edge.session import SessionConfig, run_session
+
+    d = tmp_path_factory.mktemp("journal")
+    sr = 16000
+    t = np.arange(sr * 9) / sr
+    sf.write(d / "in.wav", (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), sr)
+    (d / "script.txt").write_text(SCRIPT)
+    cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "s.journal"), realtime=False,
+                        frontend=f"scripted:{d / 'script.txt'}")
+    report = run_session(cfg, inprocess=True)
+    assert report.ok, report.reason
+    return d / "s.journal"
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    from quant.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(list(args))
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="session")
+def sweep(tiny_gguf, journal, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    rc, stdout, stderr = run_cli("sweep", str(tiny_gguf), "--types", SWEEP_TYPES, "--journal", str(journal),
+                                 "--threads", "1", "--no-progress", "-o", str(out))
+    assert rc == 0, stderr
+    return out, stdout
