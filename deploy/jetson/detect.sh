@@ -6,6 +6,8 @@
 # "# R36 (release), REVISION: 4.3, GCID: ..." -> 36.4.3 (empty when absent or unreadable)
 venus_l4t_release() {
   local f="${1:-}/etc/nv_tegra_release"
+  # image builds name the release of their base image
+  if [ -n "${VENUS_L4T_RELEASE:-}" ]; then echo "$VENUS_L4T_RELEASE"; return 0; fi
   [ -r "$f" ] || return 0
   sed -n 's/^# R\([0-9][0-9]*\) (release), REVISION: \([0-9][0-9.]*\),.*/\1.\2/p' "$f" | head -n1
 }
@@ -93,8 +95,9 @@ venus_detect() {
   echo "CUDA=$cuda"
   echo "TENSORRT=$trt"
   echo "PIP_INDEX=$index"
-  if [ -z "$board" ]; then
-    echo "This Jetson's module is not an Orin that venus-edge has a profile for (model '$(venus_dt_string "$root" model)')." >&2
+  # No board inside a container build (no device tree): the profile is picked at run time.
+  if [ -z "$board" ] && [ -e "$root/proc/device-tree/model" ]; then
+    echo "This module ('$(venus_dt_string "$root" model)') is not an Orin that venus-edge has a profile for." >&2
     return 3
   fi
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up venus-edge on a Jetson Orin with JetPack 6.x (L4T R36).
-#   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only]
+#   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only] [--skip-checks]
+# (--skip-checks: image builds, where no GPU is visible; the service checks again at start)
 # Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
 # and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
 # CUDA for SM 8.7, venus-edge itself, then checks that CUDA and TensorRT are reachable.
@@ -14,6 +15,7 @@ PREFIX="/opt/venus-edge"
 WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdist) staged with the image
 SOURCE="$(cd "$HERE/../.." && pwd)"
 DETECT_ONLY=0
+SKIP_CHECKS=0
 LLAMA_VERSION="0.3.36"
 LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
 APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
@@ -29,13 +31,19 @@ while [ $# -gt 0 ]; do
     --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
     --detect-only) DETECT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --skip-checks) SKIP_CHECKS=1; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) die "unknown option '$1'; see --help." 2 ;;
   esac
 done
 VENV="$PREFIX/venv"
+if [ -n "$WHEELS" ] && ! compgen -G "$WHEELS/*.whl" >/dev/null && ! compgen -G "$WHEELS/*.tar.gz" >/dev/null; then
+  log "no wheels in $WHEELS: installing from the network instead."
+  WHEELS=""
+fi
 CACHE="${VENUS_EDGE_CACHE:-$HOME/.cache/venus-edge}"
 
+L4T_RELEASE="" BOARD="" TENSORRT="" CUDA="" PIP_INDEX=""
 detect() {
   local out
   out="$(venus_detect "${VENUS_ROOT_PREFIX:-}")" || exit 3
@@ -48,7 +56,7 @@ detect() {
       PIP_INDEX) PIP_INDEX="${VENUS_JETSON_PIP_INDEX:-$value}" ;;
     esac
   done <<<"$out"
-  log "L4T R$L4T_RELEASE, CUDA $CUDA, TensorRT $TENSORRT, board $BOARD"
+  log "L4T R$L4T_RELEASE, CUDA $CUDA, TensorRT $TENSORRT, board ${BOARD:-unknown (no device tree: pick a profile at run time)}"
 }
 
 install_apt() {
@@ -126,7 +134,7 @@ post_checks() {
   "$VENV/bin/python" -c 'import cv2, sys; sys.exit("GStreamer:                   YES" not in cv2.getBuildInformation())' 2>/dev/null \
     || log "warning: OpenCV without GStreamer; CSI cameras (nvarguscamerasrc) need JetPack's OpenCV (nvidia-opencv)."
   [ "$fail" -eq 0 ] || die "set-up finished with failures (above)."
-  log "ready: $VENV/bin/venus-edge; board profile: $HERE/profiles/$BOARD.env"
+  log "ready: $VENV/bin/venus-edge; board profile: $HERE/profiles/${BOARD:-<board>}.env"
 }
 
 detect
@@ -136,4 +144,4 @@ make_venv
 install_onnxruntime
 install_llama
 install_venus
-post_checks
+[ "$SKIP_CHECKS" -eq 1 ] || post_checks

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The service entry point (systemd unit and container): check the profile, run `venus-edge`, feed the watchdog.
+
+Environment (from /etc/venus-edge/profile.env and venus-edge.env):
+  VENUS_BOARD, VENUS_VARIANT, ...  the board profile; a profile that does not fit is refused (exit 78)
+  VENUS_ARGS                       arguments for `venus-edge`, shell-quoted
+  VENUS_EDGE_BIN                   the runtime (default: `venus-edge` next to this Python)
+  VENUS_RUNTIME_NOTIFIES=1         the runtime sends READY/WATCHDOG itself: no fallback from here
+
+Watchdog: the runtime gets its own NOTIFY_SOCKET, relayed to systemd's. Once it sends
+WATCHDOG=1 itself (its supervisor, on every round of fresh node heartbeats) only its
+messages reach systemd; until then this wrapper sends READY=1 when the runtime has started
+and WATCHDOG=1 while its process is alive.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EX_CONFIG = 78  # the unit's RestartPreventExitStatus: a refused profile must not restart in a loop
+HERE = Path(__file__).resolve().parent
+
+
+def _address(path: str) -> str:
+    return "\0" + path[1:] if path.startswith("@") else path  # '@' names an abstract socket
+
+
+class Relay:
+    """Datagram socket handed to the runtime; forwards its sd_notify messages upstream."""
+
+    def __init__(self, upstream: str | None) -> None:
+        self.upstream = upstream
+        self.out = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) if upstream else None
+        self.dir = tempfile.mkdtemp(prefix="venus-notify-")
+        self.path = os.path.join(self.dir, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.setblocking(False)
+        self.child_watchdog = False
+        self.child_ready = False
+
+    def send(self, message: str) -> None:
+        if self.out is not None and self.upstream:
+            try:
+                self.out.sendto(message.encode(), _address(self.upstream))
+            except OSError as e:  # systemd gone (shutdown): nothing to tell
+                print(f"venus-edge service: sd_notify failed: {e}", file=sys.stderr)
+
+    def pump(self) -> None:
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except BlockingIOError:
+                return
+            text = data.decode(errors="replace")
+            keys = {line.partition("=")[0] for line in text.splitlines()}
+            self.child_watchdog |= "WATCHDOG" in keys
+            self.child_ready |= "READY" in keys
+            self.send(text)
+
+    def close(self) -> None:
+        self.sock.close()
+        for p in (self.path, self.dir):
+            try:
+                os.rmdir(p) if p == self.dir else os.unlink(p)
+            except OSError:
+                pass
+
+
+def check_profile(env: dict[str, str]) -> str | None:
+    """None when the profile fits (or there is none); otherwise the refusal, with the numbers."""
+    if "VENUS_BOARD" not in env:
+        return None
+    sys.path.insert(0, str(HERE))
+    from profiles import check, meminfo_gib  # noqa: E402  (next to this file, staged together)
+    try:
+        r = check(env, meminfo_gib())
+    except ValueError as e:
+        return f"venus-edge service: {e}"
+    if r.fits:
+        print(f"venus-edge service: profile {env['VENUS_BOARD']}: {r.reason}", flush=True)
+        return None
+    return (f"venus-edge refuses to start: profile {env['VENUS_BOARD']} ({r.variant} {r.llm_type}, "
+            f"{r.context} tokens) {r.reason}")
+
+
+# Profile settings handed to the runtime as flags, for the flags its --help offers
+# and VENUS_ARGS does not already set.
+PROFILE_FLAGS = (("--bundle", "VENUS_BUNDLE"), ("--video-fps", "VENUS_VISION_FPS"),
+                 ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"))
+
+
+def runtime_argv(env: dict[str, str], help_text: str | None = None) -> list[str]:
+    default = Path(sys.executable).with_name("venus-edge")
+    binary = env.get("VENUS_EDGE_BIN") or (str(default) if default.exists() else "venus-edge")
+    try:
+        args = shlex.split(env.get("VENUS_ARGS", ""))
+    except ValueError as e:
+        raise SystemExit(f"venus-edge service: VENUS_ARGS is not valid shell quoting ({e}); fix venus-edge.env")
+    if help_text is None:
+        try:
+            help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            help_text = ""
+    for flag, var in PROFILE_FLAGS:
+        offered = re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", help_text)
+        given = any(a == flag or a.startswith(flag + "=") for a in args)
+        if offered and not given and env.get(var):
+            args += [flag, env[var]]
+    return [binary, *args]
+
+
+def watchdog_period(env: dict[str, str]) -> float | None:
+    usec = env.get("WATCHDOG_USEC", "")
+    return int(usec) / 2e6 if usec.isdigit() and int(usec) > 0 else None
+
+
+def main() -> int:
+    env = dict(os.environ)
+    refusal = check_profile(env)
+    if refusal:
+        print(refusal, file=sys.stderr, flush=True)
+        return EX_CONFIG
+    relay = Relay(env.pop("NOTIFY_SOCKET", None))
+    env["NOTIFY_SOCKET"] = relay.path
+    period = watchdog_period(env)
+    if env.get("VENUS_RUNTIME_NOTIFIES") == "1":
+        relay.child_ready = relay.child_watchdog = True
+    try:
+        child = subprocess.Popen(runtime_argv(env), env=env)
+    except FileNotFoundError as e:
+        relay.close()
+        print(f"venus-edge service: cannot start the runtime ({e.filename} not found); run setup.sh first.",
+              file=sys.stderr)
+        return EX_CONFIG
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda s, _f: child.send_signal(s))
+    started = time.monotonic()
+    last_ping = 0.0
+    try:
+        while child.poll() is None:
+            relay.pump()
+            now = time.monotonic()
+            # READY from the runtime wins; otherwise the runtime is up once it has lived 2 s.
+            if not relay.child_ready and now - started > 2.0:
+                relay.child_ready = True
+                relay.send("READY=1\nSTATUS=venus-edge running")
+            if period and not relay.child_watchdog and now - last_ping >= period:
+                relay.send("WATCHDOG=1")
+                last_ping = now
+            time.sleep(0.1)
+        relay.pump()
+    finally:
+        relay.close()
+    return child.returncode if child.returncode >= 0 else 128 - child.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
