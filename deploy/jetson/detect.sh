@@ -89,6 +89,10 @@ venus_detect() {
   echo "L4T_RELEASE=$rel"
   echo "MODULE=$(venus_dt_string "$root" model)"
   echo "BOARD=$board"
+  if [ -z "$rel" ] && [ -z "${VENUS_L4T_RELEASE:-}" ] && [ -e "$root/etc/nv_tegra_release" ]; then
+    echo "/etc/nv_tegra_release does not name an L4T release ('$(head -n1 "$root/etc/nv_tegra_release" | cut -c1-60)'): reinstall nvidia-l4t-core." >&2
+    return 3
+  fi
   stack="$(venus_stack "$rel")" || return 3
   read -r jetpack cuda trt index <<<"$stack"
   echo "JETPACK=$jetpack"

@@ -144,13 +144,14 @@ def main() -> int:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: child.send_signal(s))
     started = time.monotonic()
+    ready_after = float(env.get("VENUS_READY_AFTER_S", "2.0"))
     last_ping = 0.0
     try:
         while child.poll() is None:
             relay.pump()
             now = time.monotonic()
-            # READY from the runtime wins; otherwise the runtime is up once it has lived 2 s.
-            if not relay.child_ready and now - started > 2.0:
+            # READY from the runtime wins; otherwise the runtime is up once it has lived a while.
+            if not relay.child_ready and now - started > ready_after:
                 relay.child_ready = True
                 relay.send("READY=1\nSTATUS=venus-edge running")
             if period and not relay.child_watchdog and now - last_ping >= period:

@@ -1,0 +1,151 @@
+"""setup.sh's detection against recorded /etc/nv_tegra_release, device-tree and meminfo contents."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import JETSON, run
+
+# First lines of /etc/nv_tegra_release as L4T writes them.
+R36_4_3 = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"
+R36_4_0 = "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, DATE: Fri Sep 13 04:36:44 UTC 2024"
+R36_3_0 = "# R36 (release), REVISION: 3.0, GCID: 36191598, BOARD: generic, EABI: aarch64, DATE: Mon May  6 17:34:21 UTC 2024"
+R36_2_0 = "# R36 (release), REVISION: 2.0, GCID: 34956989, BOARD: generic, EABI: aarch64, DATE: Tue Dec 19 05:24:59 UTC 2023"
+R35_4_1 = "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023"
+R32_7_4 = "# R32 (release), REVISION: 7.4, GCID: 33514132, BOARD: t210ref, EABI: aarch64, DATE: Fri Jun  9 04:25:08 UTC 2023"
+R38_2_0 = "# R38 (release), REVISION: 2.0, GCID: 41844464, BOARD: generic, EABI: aarch64, DATE: Fri Aug 22 00:00:00 UTC 2025"
+
+
+def fake_root(tmp: Path, release: str | None, model: str | None = None, compatible: list[str] | None = None,
+              mem_kb: int | None = None, nvpmodel: str | None = None) -> Path:
+    root = tmp / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "proc" / "device-tree").mkdir(parents=True)
+    if release is not None:
+        (root / "etc" / "nv_tegra_release").write_text(release + "\nINSTALL_TYPE=\n")
+    if model is not None:  # device-tree strings end in NUL
+        (root / "proc" / "device-tree" / "model").write_bytes(model.encode() + b"\0")
+    if compatible is not None:
+        (root / "proc" / "device-tree" / "compatible").write_bytes(b"".join(c.encode() + b"\0" for c in compatible))
+    if mem_kb is not None:
+        (root / "proc" / "meminfo").write_text(f"MemTotal:       {mem_kb} kB\nMemFree:         1000 kB\n")
+    if nvpmodel is not None:
+        (root / "etc" / "nvpmodel.conf").write_text(nvpmodel)
+    return root
+
+
+def detect(root: Path) -> tuple[int, dict[str, str], str]:
+    r = run([str(JETSON / "detect.sh"), str(root)])
+    values = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+    return r.returncode, values, r.stderr
+
+
+@pytest.mark.parametrize("release, model, compatible, mem_kb, board", [
+    (R36_4_3, "NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super",
+     ["nvidia,p3768-0000+p3767-0005-super", "nvidia,p3767-0005", "nvidia,tegra234"], 7_633_000, "orin-nano-8-super"),
+    (R36_4_0, "NVIDIA Jetson Orin Nano Developer Kit",
+     ["nvidia,p3768-0000+p3767-0005", "nvidia,p3767-0005", "nvidia,tegra234"], 7_633_000, "orin-nano-8"),
+    (R36_4_0, "NVIDIA Jetson AGX Orin Developer Kit",
+     ["nvidia,p3737-0000+p3701-0005", "nvidia,p3701-0005", "nvidia,tegra234"], 64_335_000, "orin-agx-64"),
+    (R36_4_0, "NVIDIA Jetson AGX Orin", ["nvidia,p3737-0000+p3701-0004", "nvidia,tegra234"], 31_990_000,
+     "orin-agx-32"),
+    (R36_3_0, "NVIDIA Orin NX Developer Kit", ["nvidia,p3768-0000+p3767-0001", "nvidia,tegra234"], 7_633_000,
+     "orin-nx-8"),
+    (R36_4_0, "NVIDIA Jetson Orin Nano 4GB", ["nvidia,p3768-0000+p3767-0004", "nvidia,tegra234"], 3_560_000,
+     "orin-nano-4"),
+    # custom carrier boards without the module part number: model string plus memory size
+    (R36_4_0, "Acme Robotics Jetson Orin NX carrier", ["acme,brain", "nvidia,tegra234"], 15_990_000, "orin-nx-16"),
+    (R36_4_0, "Acme Robotics Jetson Orin NX carrier", ["acme,brain", "nvidia,tegra234"], 7_633_000, "orin-nx-8"),
+    (R36_4_0, "Acme AGX Orin box", ["acme,box"], 64_335_000, "orin-agx-64"),
+])
+def test_boards(tmp_path, release, model, compatible, mem_kb, board) -> None:
+    rc, v, err = detect(fake_root(tmp_path, release, model, compatible, mem_kb))
+    assert rc == 0, err
+    assert v["BOARD"] == board
+    assert v["MODULE"] == model
+
+
+def test_release_and_stack(tmp_path) -> None:
+    rc, v, _ = detect(fake_root(tmp_path, R36_4_3, "NVIDIA Jetson Orin Nano Developer Kit", ["nvidia,p3767-0003"]))
+    assert rc == 0
+    assert (v["L4T_RELEASE"], v["CUDA"], v["TENSORRT"]) == ("36.4.3", "12.6", "10.3")
+    assert v["PIP_INDEX"].endswith("/jp6/cu126")
+
+
+def test_jetpack_6_0_uses_the_cu122_index(tmp_path) -> None:
+    rc, v, _ = detect(fake_root(tmp_path, R36_3_0, "NVIDIA Jetson AGX Orin", ["nvidia,p3701-0005"]))
+    assert rc == 0 and v["L4T_RELEASE"] == "36.3.0" and v["TENSORRT"] == "8.6"
+    assert v["PIP_INDEX"].endswith("/jp6/cu122")
+
+
+def test_super_mode_from_nvpmodel_conf(tmp_path) -> None:
+    conf = "< POWER_MODEL ID=0 NAME=15W >\n< POWER_MODEL ID=1 NAME=25W >\n< POWER_MODEL ID=2 NAME=MAXN_SUPER >\n"
+    rc, v, _ = detect(fake_root(tmp_path, R36_4_3, "NVIDIA Jetson Orin Nano", ["nvidia,p3767-0003"], nvpmodel=conf))
+    assert rc == 0 and v["BOARD"] == "orin-nano-8-super"
+
+
+@pytest.mark.parametrize("release, words", [
+    (R35_4_1, "JetPack 5"),
+    (R32_7_4, "not an Orin"),
+    (R38_2_0, "JetPack 7"),
+    (R36_2_0, "preview"),
+    ("garbage in the release file", "does not name an L4T release"),
+    (None, "not a Jetson"),
+])
+def test_unsupported_releases_get_one_sentence(tmp_path, release, words) -> None:
+    rc, _, err = detect(fake_root(tmp_path, release, "NVIDIA Jetson AGX Orin", ["nvidia,p3701-0005"]))
+    assert rc == 3
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].endswith(".")
+
+
+def test_a_module_without_a_profile_is_refused(tmp_path) -> None:
+    rc, v, err = detect(fake_root(tmp_path, R36_4_0, "Raspberry Pi 5 Model B Rev 1.0", ["raspberrypi,5-model-b"]))
+    assert rc == 3 and v["BOARD"] == ""
+    assert "not an Orin" in err
+
+
+def test_setup_detect_only_uses_the_same_logic(tmp_path) -> None:
+    root = fake_root(tmp_path, R36_4_0, "NVIDIA Jetson AGX Orin", ["nvidia,p3701-0005"])
+    r = run([str(JETSON / "setup.sh"), "--detect-only"], env={"VENUS_ROOT_PREFIX": str(root)})
+    assert r.returncode == 0 and "board orin-agx-64" in r.stderr and "TensorRT 10.3" in r.stderr
+    bad = fake_root(tmp_path / "b", R35_4_1, "NVIDIA Jetson AGX Orin", ["nvidia,p3701-0005"])
+    r = run([str(JETSON / "setup.sh"), "--detect-only"], env={"VENUS_ROOT_PREFIX": str(bad)})
+    assert r.returncode == 3 and "JetPack 5" in r.stderr
+    r = run([str(JETSON / "setup.sh"), "--frobnicate"])
+    assert r.returncode == 2 and "unknown option" in r.stderr
+
+
+def test_image_builds_name_their_release(tmp_path) -> None:
+    root = fake_root(tmp_path, None)  # no release file, no device tree: a container build
+    (root / "proc" / "device-tree").rmdir()
+    r = run([str(JETSON / "detect.sh"), str(root)], env={"VENUS_L4T_RELEASE": "36.4.0"})
+    assert r.returncode == 0 and "TENSORRT=10.3" in r.stdout and "BOARD=\n" in r.stdout
+
+
+NVPMODEL_NANO = """< PARAM TYPE=FILE NAME=CPU_ONLINE >
+CORE_0 /sys/devices/system/cpu/cpu0/online
+< POWER_MODEL ID=0 NAME=15W >
+CPU_ONLINE CORE_0 1
+< POWER_MODEL ID=1 NAME=7W >
+CPU_ONLINE CORE_0 1
+< POWER_MODEL ID=2 NAME=MAXN_SUPER >
+< PM_CONFIG DEFAULT=2 >
+"""
+
+
+@pytest.mark.parametrize("name, mode_id", [("MAXN_SUPER", "2"), ("15W", "0"), ("7w", "1")])
+def test_power_mode_ids_come_from_nvpmodel_conf(tmp_path, name, mode_id) -> None:
+    conf = tmp_path / "nvpmodel.conf"
+    conf.write_text(NVPMODEL_NANO)
+    r = run([str(JETSON / "power.sh"), "mode-id", name, str(conf)])
+    assert r.returncode == 0 and r.stdout.strip() == mode_id
+
+
+def test_unknown_power_mode_lists_the_ones_there(tmp_path) -> None:
+    conf = tmp_path / "nvpmodel.conf"
+    conf.write_text(NVPMODEL_NANO)
+    r = run([str(JETSON / "power.sh"), "mode-id", "MAXN", str(conf)])
+    assert r.returncode == 1
+    assert "modes there: 15W 7W MAXN_SUPER" in r.stderr and "CPU_ONLINE" not in r.stderr
