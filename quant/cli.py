@@ -104,12 +104,14 @@ def _recommend_parser(sub) -> None:
     p.add_argument("--variant", default="omni", help="omni or audio (default omni)")
     p.add_argument("--context", type=int, default=4096, help="LLM context in tokens (default 4096)")
     p.add_argument("--encoder", default="auto", help="encoder precision fp32/fp16/int8, or auto (default)")
+    p.add_argument("--kv", default="f16", help="KV cache type for the planner: f16, q8_0 or q4_0 (default f16)")
+    p.add_argument("--tts-type", default="Q8_0", help="GGUF type of the TTS model for the planner (default Q8_0)")
 
 
 def cmd_recommend(a) -> int:
     from quant.recommend import format_recommendation, recommend
 
-    rec = recommend(Path(a.sweep), a.device, a.variant, a.context, a.encoder)
+    rec = recommend(Path(a.sweep), a.device, a.variant, a.context, a.encoder, kv_type=a.kv, tts_type=a.tts_type)
     print(format_recommendation(rec))
     return 0 if rec.best else 1
 
