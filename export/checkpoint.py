@@ -191,7 +191,7 @@ class CheckpointReader:
         del mm  # unmap now, so mapped pages do not accumulate across tensors
         return out if info.shape else out.reshape(())
 
-    def blocks(self, name: str, max_bytes: int = 16 << 20) -> Iterator[np.ndarray]:
+    def blocks(self, name: str, max_bytes: int = 4 << 20) -> Iterator[np.ndarray]:
         """The tensor as consecutive row blocks of at most about max_bytes (stored size) each."""
         info = self.info(name)
         n_rows = info.shape[0] if info.shape else 1

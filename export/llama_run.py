@@ -71,6 +71,8 @@ class LlamaRunner:
         return list(buf[:n])
 
     def _decode(self, n: int, fill, first_pos: int) -> np.ndarray:
+        if first_pos == 0:
+            self.reset()  # position 0 starts a new sequence
         batch = self.ll.llama_batch_init(n, fill[0], 1)
         try:
             batch.n_tokens = n
@@ -95,7 +97,7 @@ class LlamaRunner:
         self.ll.llama_memory_clear(self.ll.llama_get_memory(self.ctx), True)
 
     def logits(self, tokens: list[int], first_pos: int = 0) -> np.ndarray:
-        """Logits for every position of `tokens`, appended to the cache after `first_pos` positions."""
+        """Logits for every position of `tokens`, placed after `first_pos` cached positions (0: a fresh cache)."""
         def fill(b):
             for i, t in enumerate(tokens):
                 b.token[i] = int(t)
@@ -112,7 +114,6 @@ class LlamaRunner:
 
     def greedy(self, prompt: list[int], n_new: int) -> list[int]:
         """Decode n_new tokens greedily after `prompt` (fresh cache)."""
-        self.reset()
         last = self.logits(prompt)[-1]
         out: list[int] = []
         for k in range(n_new):

@@ -1,0 +1,42 @@
+"""Shared fixtures: tiny Omni and Audio checkpoints and bundles built from them, once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from export.build import BuildOptions, build
+from export.tiny import write_tiny
+
+TYPES = ["F16", "Q8_0", "Q4_K_M"]
+
+
+@pytest.fixture(scope="session")
+def tiny_omni(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ckpt") / "omni"
+    write_tiny(path, "omni", seed=0)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_audio(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("ckpt") / "audio"
+    write_tiny(path, "audio", seed=1)
+    return path
+
+
+def _bundle(tmp_path_factory, ckpt: Path, name: str) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / name
+    build(ckpt, out, BuildOptions(types=TYPES, encoders=["fp32"], progress=False, threads=1))
+    return out
+
+
+@pytest.fixture(scope="session")
+def omni_bundle(tmp_path_factory, tiny_omni) -> Path:
+    return _bundle(tmp_path_factory, tiny_omni, "omni")
+
+
+@pytest.fixture(scope="session")
+def audio_bundle(tmp_path_factory, tiny_audio) -> Path:
+    return _bundle(tmp_path_factory, tiny_audio, "audio")

@@ -1,0 +1,105 @@
+"""venus-export build and verify on tiny bundles: manifest, re-runs, fit refusal, damaged bundles."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from export.build import BuildOptions, build
+from export.cli import main
+from export.errors import ExportError
+from export.manifest import MANIFEST, sha256_file
+from export.verify import verify
+
+
+@pytest.mark.parametrize("which", ["omni", "audio"])
+def test_bundle_manifest_describes_every_file(which, request):
+    bundle = request.getfixturevalue(f"{which}_bundle")
+    m = json.loads((bundle / MANIFEST).read_text())
+    assert m["variant"] == which
+    names = {p["name"] for p in m["parts"]}
+    assert {"llm-F16", "llm-Q8_0", "llm-Q4_K_M", "tts-F16"} <= names
+    on_disk = sorted(str(p.relative_to(bundle)) for p in bundle.rglob("*")
+                     if p.is_file() and p.name != MANIFEST and not str(p.relative_to(bundle)).startswith("."))
+    assert sorted(m["files"]) == on_disk
+    for rel, meta in m["files"].items():
+        assert meta["size"] == (bundle / rel).stat().st_size and meta["sha256"] == sha256_file(bundle / rel)
+    assert "config.json" in m["source"]["files"] and any(f.endswith(".safetensors") for f in m["source"]["files"])
+    assert {"gguf", "llama_cpp_python", "numpy"} <= set(m["tools"])
+    assert m["target"]["device"] == "cpu" and m["target"]["fit"]["checked"]
+    assert m["tensorrt"]["status"] in ("absent", "available") and m["tensorrt"]["reason"]
+    llm = next(p for p in m["parts"] if p["name"] == "llm-F16")
+    assert llm["shapes"]["arch"] == "qwen3" and llm["shapes"]["protocol_token_ids"]["<delegate>"] > 0
+    assert next(p for p in m["parts"] if p["name"] == "tts-F16")["shapes"]["extras"]["format"] == "npz"
+
+
+def test_verify_passes_with_parity(audio_bundle: Path, tiny_audio: Path):
+    rows = verify(audio_bundle, tiny_audio)
+    assert rows and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
+    checks = {(r["part"], r["check"]) for r in rows}
+    assert ("llm-Q4_K_M", "KL vs torch") in checks and ("tts-F16", "top-1 vs torch") in checks
+    assert ("llm-F16", "protocol tokens") in checks
+
+
+def test_verify_catches_a_flipped_byte(audio_bundle: Path, tmp_path: Path, capsys):
+    bundle = shutil.copytree(audio_bundle, tmp_path / "b")
+    target = bundle / "llm" / "llm-Q8_0.gguf"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    rows = verify(bundle)
+    bad = [r for r in rows if not r["ok"]]
+    assert [r["part"] for r in bad] == ["llm/llm-Q8_0.gguf"]
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == ["llm/llm-Q8_0.gguf does not match its manifest hash: the file is damaged or was changed after the build."]
+
+
+def test_verify_catches_a_missing_file(audio_bundle: Path, tmp_path: Path, capsys):
+    bundle = shutil.copytree(audio_bundle, tmp_path / "b")
+    (bundle / "tts" / "tts-extras.npz").unlink()
+    assert main(["verify", str(bundle)]) == 1
+    out = capsys.readouterr().out
+    assert "tts/tts-extras.npz is listed in the manifest but missing from the bundle." in out
+    assert "FAIL" in out
+
+
+def test_rebuild_skips_unchanged_parts_and_drops_unasked_ones(tiny_audio: Path, tmp_path: Path, capsys):
+    out = tmp_path / "b"
+    opts = BuildOptions(types=["F16", "Q8_0"], progress=False, threads=1)
+    build(tiny_audio, out, opts)
+    stamp = (out / "llm" / "llm-F16.gguf").stat().st_mtime_ns
+    capsys.readouterr()
+    m = build(tiny_audio, out, BuildOptions(types=["F16"], progress=False, threads=1))
+    err = capsys.readouterr().err
+    assert "skip llm-F16" in err and "skip tts-F16" in err and "make" not in err
+    assert (out / "llm" / "llm-F16.gguf").stat().st_mtime_ns == stamp
+    assert not (out / "llm" / "llm-Q8_0.gguf").exists() and "llm/llm-Q8_0.gguf" not in m["files"]
+
+
+def test_dry_run_writes_nothing(tiny_audio: Path, tmp_path: Path, capsys):
+    assert main(["build", str(tiny_audio), "-o", str(tmp_path / "b"), "--types", "Q6_K", "--dry-run"]) == 0
+    assert "llm-Q6_K" in capsys.readouterr().out
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_bundle_that_does_not_fit_is_refused(tiny_omni: Path, tmp_path: Path):
+    opts = BuildOptions(types=["Q8_0"], encoders=["fp32"], device="orin-nano-4", progress=False)
+    with pytest.raises(ExportError, match=r"Refusing the bundle: .*does not fit: needs .* GB"):
+        build(tiny_omni, tmp_path / "b", opts)
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("argv, phrase", [
+    (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "Q9_X"], "Unknown GGUF type 'Q9_X'"),
+    (["build", "{ckpt}", "-o", "{tmp}/b", "--encoders", "fp8"], "Unknown encoder precision 'fp8'"),
+    (["build", "{tmp}/nothing", "-o", "{tmp}/b"], "does not exist"),
+    (["verify", "{tmp}"], "has no manifest.json"),
+])
+def test_bad_input_is_one_sentence_not_a_traceback(argv, phrase, tiny_audio: Path, tmp_path: Path, capsys):
+    argv = [a.format(ckpt=tiny_audio, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and phrase in err and "Traceback" not in err and len(err.splitlines()) == 1
