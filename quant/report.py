@@ -92,6 +92,15 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
         w.writeheader()
         for r in rows:
             w.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+    if encoder_rows:
+        paths["encoders_csv"] = out / "encoders.csv"
+        fields = ["part", "precision", "status", "size_mb", "max_abs", "mean_abs", "rel_rms", "min_cosine", "llm_kl",
+                  "llm_top1", "ms_per_call", "derived", "file", "error", "note"]
+        with open(paths["encoders_csv"], "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+            w.writeheader()
+            for r in encoder_rows:
+                w.writerow({k: r.get(k, "") for k in fields})
     best = best_under(rows, budget_mb)
     paths["json"].write_text(json.dumps({"meta": meta, "budget_mb": budget_mb, "rows": rows,
                                          "best": label(best) if best else None,

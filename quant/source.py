@@ -58,33 +58,36 @@ def _from_gguf(path: Path, kind: str, given: Path) -> Source:
     return Source(kind, given, path, ptype, _fingerprint(path))
 
 
+def _manifest_parts(bundle: Path) -> list[dict]:
+    try:
+        manifest = json.loads((bundle / "manifest.json").read_text())
+    except json.JSONDecodeError as e:
+        raise SourceError(f"{bundle / 'manifest.json'} is not valid JSON (line {e.lineno})") from None
+    # "cache" holds parts kept out of the bundle proper, such as the F16 base a quantized LLM came from
+    return [p for p in manifest.get("parts", []) + manifest.get("cache", []) if isinstance(p, dict)]
+
+
 def _bundle_llm(bundle: Path) -> Path:
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    files = manifest.get("files", [])
-    entries = files.values() if isinstance(files, dict) else files
-    candidates = []
-    for e in entries:
-        if not isinstance(e, dict):
-            continue
-        p = str(e.get("path") or e.get("file") or "")
-        if p.endswith(".gguf") and (e.get("part") in (None, "llm") or e.get("role") == "llm"):
-            candidates.append(bundle / p)
-    if not candidates:  # manifest without part names: every GGUF that is not the TTS
-        candidates = [p for p in bundle.rglob("*.gguf") if "tts" not in p.name.lower()]
-    ranked = [(c, gguf_info(c)[1]) for c in candidates if c.is_file()]
+    """The bundle's highest-precision LLM GGUF."""
+    ranked = []
+    for part in _manifest_parts(bundle):
+        if part.get("kind") == "gguf" and part.get("role") == "llm":
+            for rel in part.get("files", []):
+                if rel.endswith(".gguf") and (bundle / rel).is_file():
+                    ranked.append((bundle / rel, str(part.get("precision", ""))))
     if not ranked:
-        raise SourceError(f"bundle {bundle} holds no LLM GGUF to sweep")
-    return min(ranked, key=lambda cp: _RANK.index(cp[1]) if cp[1] in _RANK else len(_RANK))[0]
+        raise SourceError(f"bundle {bundle} lists no LLM GGUF that is present; rebuild it with venus-export build")
+    return min(ranked, key=lambda fp: _RANK.index(fp[1]) if fp[1] in _RANK else len(_RANK))[0]
 
 
 def _bundle_encoders(bundle: Path) -> dict[str, dict[str, Path]]:
+    """part role ("audio", "vision") -> precision -> ONNX graph file."""
     out: dict[str, dict[str, Path]] = {}
-    for p in sorted(bundle.rglob("*.onnx")):
-        name = p.stem.lower()
-        part = "audio" if "audio" in name else "vision" if ("vision" in name or "vpm" in name) else None
-        prec = next((q for q in ("fp32", "fp16", "int8") if q in name), None)
-        if part and prec:
-            out.setdefault(part, {})[prec] = p
+    for part in _manifest_parts(bundle):
+        if part.get("kind") == "onnx" and part.get("role") in ("audio", "vision"):
+            onnx_files = [f for f in part.get("files", []) if f.endswith(".onnx")]
+            if onnx_files and (bundle / onnx_files[0]).is_file():
+                out.setdefault(part["role"], {})[str(part.get("precision", "fp32"))] = bundle / onnx_files[0]
     return out
 
 

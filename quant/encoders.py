@@ -1,0 +1,195 @@
+"""Encoder precisions (ONNX FP32 / FP16 / INT8): embedding error against FP32 and the effect on the LLM.
+
+Graphs come from the bundle; a precision the bundle lacks is derived from its
+FP32 graph here (FP16 by onnxruntime's float16 converter with FP32 inputs and
+outputs kept, INT8 by onnxruntime's dynamic quantization of the weights). The
+effect on the LLM: each precision's embeddings are prefilled after `<unit>`
+into the reference GGUF and the next-token distribution is compared with the
+one FP32 embeddings give (KL divergence, top-1 agreement).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from quant.engine import LlamaSession
+from quant.metrics import compare_distributions, embedding_error, log_softmax
+
+PRECISIONS = ("fp32", "fp16", "int8")
+N_SAMPLES = 4
+
+
+def derive(fp32: Path, precision: str, out_dir: Path) -> Path:
+    """An FP16 or INT8 copy of an FP32 graph, made once into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dst = out_dir / f"{fp32.stem}-{precision}.onnx"
+    if dst.is_file():
+        return dst
+    tmp = dst.with_name(dst.stem + ".part.onnx")
+    if precision == "fp16":
+        import onnx
+        from onnxruntime.transformers.float16 import convert_float_to_float16
+
+        onnx.save(convert_float_to_float16(onnx.load(str(fp32)), keep_io_types=True), str(tmp))
+    elif precision == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+    else:
+        raise ValueError(f"unknown encoder precision {precision!r}; choose from {', '.join(PRECISIONS)}")
+    tmp.replace(dst)
+    return dst
+
+
+def _patch(path: Path) -> int:
+    """Kernel size of the graph's first Conv (a vision tower's patch), to size image inputs."""
+    import onnx
+
+    for node in onnx.load(str(path), load_external_data=False).graph.node:
+        if node.op_type == "Conv":
+            for a in node.attribute:
+                if a.name == "kernel_shape":
+                    return int(a.ints[-1])
+    return 14
+
+
+def _dim(name: str, axis_name: object, patch: int) -> int:
+    if isinstance(axis_name, int) and axis_name >= 0:
+        return axis_name
+    n = str(axis_name).lower()
+    if "past" in n:
+        return 0  # the first chunk of a stream starts with an empty cache
+    if n in ("height", "width") or "height" in n or "width" in n:
+        return 4 * patch
+    if "frame" in n:
+        return 100  # one second of 100-frames-per-second log-mel
+    return 1
+
+
+def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    patch = _patch(path)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        feed = {}
+        for i in sess.get_inputs():
+            shape = [_dim(i.name, d, patch) for d in i.shape]
+            dtype = np.float16 if "float16" in i.type else np.float32
+            feed[i.name] = rng.standard_normal(shape).astype(dtype)
+        out.append(feed)
+    return out
+
+
+def _run(path: Path, feeds: list[dict[str, np.ndarray]], threads: int) -> tuple[list[np.ndarray], float]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    types = {i.name: i.type for i in sess.get_inputs()}
+    outs, t0 = [], time.perf_counter()
+    for feed in feeds:
+        cast = {k: v.astype(np.float16 if "float16" in types[k] else np.float32) for k, v in feed.items()}
+        first = sess.run(None, cast)[0]
+        outs.append(np.asarray(first, dtype=np.float32).reshape(-1, first.shape[-1]))
+    return outs, (time.perf_counter() - t0) / max(len(feeds), 1) * 1000
+
+
+def _llm_logits(session: LlamaSession | None, embeddings: list[np.ndarray]) -> np.ndarray | None:
+    if session is None or embeddings[0].shape[-1] != session.n_embd:
+        return None
+    unit = session.token_id("<unit>")
+    rows = []
+    for e in embeddings:
+        session.reset()
+        if unit is not None:
+            session.prefill([unit])
+        rows.append(session.prefill_embeddings(e)[-1])
+    return np.stack(rows)
+
+
+def _file_mb(path: Path) -> float:
+    data = path.with_name(path.name + ".data")
+    return (path.stat().st_size + (data.stat().st_size if data.is_file() else 0)) / 1e6
+
+
+def sweep_part(part: str, files: dict[str, Path], precisions: list[str], reference_gguf: Path | None,
+               work: Path, threads: int = 1) -> list[dict]:
+    """Rows for one encoder part: every precision against FP32."""
+    if "fp32" not in files:
+        return [{"part": part, "precision": p, "status": "failed",
+                 "error": f"the bundle has no FP32 {part} graph to compare with"} for p in precisions]
+    feeds = sample_inputs(files["fp32"])
+    ref, _ = _run(files["fp32"], feeds, threads)
+    session = LlamaSession(reference_gguf, n_ctx=512, n_threads=threads) if reference_gguf else None
+    try:
+        ref_logits = _llm_logits(session, ref)
+        rows = []
+        for p in precisions:
+            row = {"part": part, "precision": p}
+            try:
+                path = files.get(p) or derive(files["fp32"], p, work)
+                out, ms = _run(path, feeds, threads)
+            except Exception as e:  # onnxruntime raises its own types with long messages; keep the first line
+                row.update(status="failed", error=str(e).strip().splitlines()[0])
+                rows.append(row)
+                continue
+            err = embedding_error(np.concatenate(ref), np.concatenate(out))
+            row.update(status="ok", file=str(path), size_mb=_file_mb(path), ms_per_call=ms, max_abs=err.max_abs,
+                       mean_abs=err.mean_abs, rel_rms=err.rel_rms, min_cosine=err.min_cosine,
+                       derived=p not in files, llm_kl=None, llm_top1=None)
+            if ref_logits is not None:
+                stats = compare_distributions(log_softmax(ref_logits), _llm_logits(session, out))
+                row.update(llm_kl=stats.kl_mean, llm_top1=stats.top1)
+            else:
+                row["note"] = "embedding width differs from the LLM's; effect on the LLM not measured"
+            rows.append(row)
+        return rows
+    finally:
+        if session is not None:
+            session.close()
+
+
+def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
+    bad = [p for p in precisions if p not in PRECISIONS]
+    if bad:
+        raise ValueError(f"unknown encoder precision {bad[0]!r}; choose from {', '.join(PRECISIONS)}")
+    parts = sweep.src.encoders
+    if not parts:
+        why = ("a bare GGUF has no encoders; sweep a bundle built with --encoders fp32" if sweep.src.kind == "gguf"
+               else f"the {sweep.src.kind} has no FP32 ONNX encoder graphs")
+        return [{"part": "-", "precision": p, "status": "failed", "error": why} for p in precisions]
+    rows = []
+    for part, files in sorted(parts.items()):
+        rows += sweep_part(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
+                           threads=sweep.opts.n_threads)
+    return rows
+
+
+_COLS = [("part", "part", "{}"), ("precision", "precision", "{}"), ("size_mb", "size MB", "{:.2f}"),
+         ("max_abs", "max err", "{:.2e}"), ("mean_abs", "mean err", "{:.2e}"), ("min_cosine", "min cos", "{:.5f}"),
+         ("llm_kl", "LLM KL", "{:.2e}"), ("llm_top1", "LLM top-1", "{:.3f}"), ("ms_per_call", "ms/call", "{:.1f}"),
+         ("status", "status", "{}")]
+
+
+def _cells(r: dict) -> list[str]:
+    return ["-" if r.get(c) is None else f.format(r[c]) for c, _, f in _COLS]
+
+
+def encoder_markdown(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(h for _, h, _ in _COLS) + " |", "|" + "|".join("---" for _ in _COLS) + "|"]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    lines += [f"- {r['part']} {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
+    return "\n".join(lines)
+
+
+def encoder_text_table(rows: list[dict]) -> str:
+    cells = [[h for _, h, _ in _COLS]] + [_cells(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(_COLS))]
+    return "\n".join("  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths)))
+                     for c in cells)
