@@ -39,6 +39,8 @@ class Relay:
     def __init__(self, upstream: str | None) -> None:
         self.upstream = upstream
         self.out = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) if upstream else None
+        if self.out is not None:
+            self.out.setblocking(False)  # a stalled systemd must never stall the runtime's supervision
         self.dir = tempfile.mkdtemp(prefix="venus-notify-")
         self.path = os.path.join(self.dir, "notify")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -82,7 +84,7 @@ def check_profile(env: dict[str, str]) -> str | None:
     sys.path.insert(0, str(HERE))
     from profiles import check, meminfo_gib  # noqa: E402  (next to this file, staged together)
     try:
-        r = check(env, meminfo_gib())
+        r = check(env, meminfo_gib(Path(env.get("VENUS_MEMINFO", "/proc/meminfo"))))
     except ValueError as e:
         return f"venus-edge service: {e}"
     if r.fits:
