@@ -39,6 +39,19 @@ class Delivered(Message):
     RELIABLE = True
     id: str
     work_id: str
+    result_id: str = ""  # the BackendResult id that was spoken (a progress notice, a failure notice, a result)
+
+
+@message
+class CancelWork(Message):
+    """frontend (or a UI) -> harness: stop a work item ("never mind"); `work_id` "*" cancels all open work."""
+
+    TYPE = "cancel_work"; TOPIC = "hrn.cancel"; SENDER = "frontend"; RECEIVER = "harness"
+    RELIABLE = True
+    VOLATILE = frozenset({"id"})
+    id: str
+    work_id: str
+    reason: str = "cancelled"
 
 
 @message

@@ -1,30 +1,108 @@
-"""The harness node: receives delegate requests (acknowledged once stored), runs work, returns results.
+"""The harness node: delegate requests in (acknowledged only once stored), results out at idle boundaries.
 
-The work-item machinery lives in edge/harness/; this node wires it to the bus.
+The work-item machinery lives in edge/harness/; this node wires it to the bus:
+media feeds the evidence ring and the voice-activity gate, chunk decisions
+are the boundaries at which results may be released, playback state holds
+them, and Delivered confirms them.
 """
 from __future__ import annotations
 
 import logging
+import tempfile
+from pathlib import Path
+
+import numpy as np
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
+from edge.harness.build import Built, build_harness
 from edge.wire import Envelope
+from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.harness")
 
 
+def state_dir(config: dict, restore: dict) -> Path:
+    """Where the work-item store lives: configured, beside the journal, or a session temp dir kept across restarts."""
+    hcfg = config.get("harness") or {}
+    if hcfg.get("dir"):
+        return Path(hcfg["dir"])
+    if config.get("journal"):
+        return Path(f"{config['journal']}.harness")
+    if restore.get("dir"):
+        return Path(restore["dir"])
+    return Path(tempfile.mkdtemp(prefix="venus-harness-"))
+
+
 class HarnessNode(Node):
     name = "harness"
-    subscribes = ("hrn.delegate", "hrn.delivered", "dlg.decision", "dlg.playstate")
+    subscribes = ("hrn.delegate", "hrn.delivered", "hrn.cancel", "dlg.decision", "dlg.playstate", "dlg.speak",
+                  "media.audio", "media.video")
 
     def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
         super().__init__(io, config, restore)
-        self.received: list[m.DelegateRequest] = []
+        self.built: Built | None = None
+        self.dir = state_dir(config, restore)
+        self.accepted = 0
+        self.released = 0
+
+    def setup(self) -> None:
+        self.built = build_harness(dict(self.config.get("harness") or {}), self.dir, self.io.clock, self.io.publish,
+                                   int(self.config.get("threads", 1)))
+        self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
+
+    def start(self) -> None:
+        assert self.built is not None
+        counts = self.built.harness.resume()
+        if any(counts.values()):
+            log.info("harness: resumed after a restart: %s", counts)
 
     def on_message(self, env: Envelope) -> None:
-        if isinstance(env.msg, m.DelegateRequest):
-            self.received.append(env.msg)
-            self.io.publish(m.WorkEvent(env.msg.id, "queued", env.msg.instruction[:200]))
+        assert self.built is not None
+        h, msg = self.built.harness, env.msg
+        if isinstance(msg, m.DelegateRequest):
+            # Stored durably here, inside on_message: the runner acknowledges only after this returns.
+            if h.accept(msg.id, msg.instruction, msg.opened_ns, msg.index):
+                self.accepted += 1
+        elif isinstance(msg, m.AudioChunk):
+            if env.payload:
+                h.on_audio(msg.t_start_ns, pcm16_to_float(env.payload[0]), msg.sample_rate)
+        elif isinstance(msg, m.VideoFrame):
+            if env.payload and msg.encoding == "rgb24":
+                h.on_frame(msg.t_ns, np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3))
+        elif isinstance(msg, m.ChunkDecision):
+            if msg.interrupt:
+                h.on_interrupt()
+            if h.boundary(idle=msg.control == "listen" and not msg.interrupt) is not None:
+                self.released += 1
+        elif isinstance(msg, m.PlaybackState):
+            h.on_playback(msg.active, msg.t_ns or env.t_ns)
+        elif isinstance(msg, m.SpeakText):
+            if msg.backend_id:
+                h.on_speak(msg.backend_id)
+        elif isinstance(msg, m.Delivered):
+            h.on_delivered(msg.work_id, msg.result_id)
+        elif isinstance(msg, m.CancelWork):
+            targets = ([i.id for i in h.store.in_states(["queued", "running", "completed", "delivering"])]
+                       if msg.work_id == "*" else [msg.work_id])
+            for wid in targets:
+                h.cancel(wid, msg.reason)
+
+    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
+        if self.built is not None:
+            self.built.harness.on_interrupt()
+
+    def tick(self) -> float | None:
+        if self.built is not None:
+            self.built.harness.poll()
+        return 0.05
 
     def stats(self) -> dict:
-        return {"requests": len(self.received)}
+        if self.built is None:
+            return {}
+        return {"accepted": self.accepted, "released": self.released, "running": len(self.built.harness.jobs),
+                "work": self.built.harness.counts()}
+
+    def close(self) -> None:
+        if self.built is not None:
+            self.built.close()

@@ -1,0 +1,114 @@
+"""Assembling a harness from the session config's `harness` section.
+
+    "harness": {
+      "dir": "state/harness",                      # work-item store and frozen evidence
+      "router": "general-only" | "embedded" | {"gguf": PATH} | {"scripted": {"rules": [...], "default": ...}},
+      "chat": {"url": "http://127.0.0.1:8080/v1", "model": "..."} | {"gguf": PATH},
+      "skills": "skills/",
+      "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]}],
+      "multimodal": {"transcriber": "embedded" | "module:factory"},
+      "max_running": 8, "ttl_s": 600, ...           # HarnessSettings
+    }
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from edge.clock import Clock
+from edge.harness.capability import Registry
+from edge.harness.chat import build_chat
+from edge.harness.core import Harness
+from edge.harness.general import GeneralCapability
+from edge.harness.mcp_tools import McpHub
+from edge.harness.multimodal import MultimodalCapability, embedded_transcriber, load_factory
+from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
+from edge.harness.settings import HarnessSettings
+from edge.harness.skills import load_skills
+from edge.harness.store import WorkStore
+from edge.wire import Message
+
+log = logging.getLogger("edge.harness")
+
+
+@dataclass
+class Built:
+    harness: Harness
+    problems: list[str] = field(default_factory=list)  # one sentence per part that could not be loaded
+    hub: McpHub | None = None
+
+    def close(self) -> None:
+        self.harness.close()
+        if self.hub is not None:
+            self.hub.close()
+        self.harness.store.close()
+
+
+def build_router(spec: Any, threads: int = 1) -> Router:
+    if spec in (None, "general-only", "general"):
+        return GeneralOnlyRouter()
+    if spec == "embedded":
+        from edge.models.locate import QWEN_GGUF, assemble
+        return ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads)
+    if isinstance(spec, dict) and "gguf" in spec:
+        return ModelRouter.from_gguf(spec["gguf"], threads=int(spec.get("threads", threads)))
+    if isinstance(spec, dict) and "scripted" in spec:
+        s = spec["scripted"]
+        return ScriptedRouter(s.get("rules", []), s.get("default", "general"))
+    raise ValueError(f"unknown router {spec!r}; use 'general-only', 'embedded', {{'gguf': PATH}} or "
+                     "{'scripted': {...}}")
+
+
+def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int = 1) -> tuple[Registry, list[str],
+                                                                                             McpHub | None]:
+    registry, problems = Registry(), []
+    chat = build_chat(cfg.get("chat"))
+    if chat is not None:
+        registry.add(GeneralCapability(chat, settings.timeouts.get("general", settings.default_timeout_s)))
+    mm = cfg.get("multimodal") or {}
+    if mm.get("transcriber"):
+        spec = mm["transcriber"]
+        factory: Callable[..., Any] = embedded_transcriber if spec == "embedded" else load_factory(spec)
+        try:
+            registry.add(MultimodalCapability(factory(threads), chat,
+                                              timeout_s=settings.timeouts.get("multimodal", 60.0)))
+        except Exception as exc:  # noqa: BLE001  (a missing model: the rest of the harness still works)
+            problems.append(f"the multimodal capability is off: {exc}")
+    if cfg.get("skills"):
+        skills, skill_problems = load_skills(cfg["skills"], settings.default_timeout_s)
+        problems += skill_problems
+        for sk in skills:
+            try:
+                registry.add(sk)
+            except ValueError as exc:
+                problems.append(str(exc))
+    hub = None
+    if cfg.get("mcp"):
+        hub = McpHub(list(cfg["mcp"]))
+        problems += hub.problems
+        for tool in hub.tools():
+            try:
+                registry.add(tool)
+            except ValueError as exc:
+                problems.append(str(exc))
+    return registry, problems, hub
+
+
+def build_harness(cfg: dict[str, Any], state_dir: str | Path, clock: Clock, emit: Callable[[Message], None],
+                  threads: int = 1) -> Built:
+    settings = HarnessSettings.from_dict(cfg)
+    registry, problems, hub = build_registry(cfg, settings, threads)
+    try:
+        router = build_router(cfg.get("router"), threads)
+    except Exception:
+        if hub is not None:
+            hub.close()
+        raise
+    root = Path(state_dir)
+    store = WorkStore(root / "work.sqlite")
+    harness = Harness(store, registry, router, clock, emit, settings, root / "evidence")
+    for p in problems:
+        log.warning("harness: %s", p)
+    return Built(harness, problems, hub)

@@ -1,0 +1,91 @@
+"""Chat backends for the general capability: any OpenAI-compatible endpoint, or a local GGUF model."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import urllib.error
+import urllib.request
+from typing import Protocol
+
+from edge.harness.capability import CapabilityError, TransientError
+
+Messages = list[dict[str, str]]
+
+
+class ChatBackend(Protocol):
+    name: str
+
+    def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str: ...
+
+
+class OpenAIChat:
+    """POST {base_url}/chat/completions (llama.cpp server, Ollama, vLLM, a hosted API)."""
+
+    def __init__(self, base_url: str, model: str = "default", api_key_env: str | None = None,
+                 temperature: float = 0.3) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"the chat endpoint {base_url!r} must start with http:// or https://")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = os.environ.get(api_key_env, "") if api_key_env else ""
+        self.temperature = temperature
+        self.name = f"openai:{self.base_url}"
+
+    def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str:
+        body = json.dumps({"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                           "temperature": self.temperature, "stream": False}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(f"{self.base_url}/chat/completions", body, headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+                data = json.loads(resp.read().decode("utf-8", "replace"))
+        except urllib.error.HTTPError as exc:
+            if exc.code == 429 or exc.code >= 500:
+                raise TransientError(f"the model server is busy (HTTP {exc.code})") from None
+            raise CapabilityError(f"the model server refused the request (HTTP {exc.code})") from None
+        except (urllib.error.URLError, socket.timeout, ConnectionError, TimeoutError) as exc:
+            raise TransientError(f"the model server could not be reached ({getattr(exc, 'reason', exc)})") from None
+        except json.JSONDecodeError:
+            raise CapabilityError("the model server sent a reply that is not JSON") from None
+        try:
+            return str(data["choices"][0]["message"]["content"] or "")
+        except (KeyError, IndexError, TypeError):
+            raise CapabilityError("the model server's reply has no message in it") from None
+
+
+class LocalChat:
+    """A GGUF chat model in llama.cpp, loaded on first use; one request at a time."""
+
+    def __init__(self, model_path: str, n_ctx: int = 2048, n_threads: int = 1) -> None:
+        if not os.path.isfile(model_path):
+            raise ValueError(f"the local chat model {model_path} does not exist; give the path of a GGUF file")
+        self.model_path, self.n_ctx, self.n_threads = model_path, n_ctx, n_threads
+        self.name = f"local:{os.path.basename(model_path)}"
+        self._llm = None
+        self._lock = threading.Lock()
+
+    def llm(self):
+        if self._llm is None:
+            from llama_cpp import Llama
+            self._llm = Llama(self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False)
+        return self._llm
+
+    def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str:
+        with self._lock:
+            out = self.llm().create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.3)
+        return str(out["choices"][0]["message"]["content"] or "")
+
+
+def build_chat(spec: dict | None) -> ChatBackend | None:
+    """`{"url": ..., "model": ..., "api_key_env": ...}` or `{"gguf": PATH}`; None when not configured."""
+    if not spec:
+        return None
+    if "url" in spec:
+        return OpenAIChat(spec["url"], spec.get("model", "default"), spec.get("api_key_env"))
+    if "gguf" in spec:
+        return LocalChat(spec["gguf"], int(spec.get("n_ctx", 2048)), int(spec.get("threads", 1)))
+    raise ValueError("the chat backend needs either 'url' (an OpenAI-compatible endpoint) or 'gguf' (a model file)")

@@ -1,0 +1,402 @@
+"""The harness core: intake, dispatch, running and return of work items, independent of the bus.
+
+Every method takes the one lock, so the node loop and worker threads can
+call in. Every state change is stored first, then announced (`emit`) as a
+WorkEvent; results leave as BackendResults only through the delivery gate.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+from typing import Callable
+
+from edge import messages as m
+from edge.clock import Clock
+from edge.harness import states as S
+from edge.harness.capability import (CapabilityError, InvalidArguments, Outcome, Registry, RunContext,
+                                     TransientError)
+from edge.harness.evidence import Evidence, EvidenceRing
+from edge.harness.gate import Candidate, DeliveryGate
+from edge.harness.jobs import Job, Sleepers
+from edge.harness.polish import polish
+from edge.harness.router import Choice, Recent, Router
+from edge.harness.settings import HarnessSettings
+from edge.harness.store import WorkItem, WorkStore
+from edge.wire import Message
+
+log = logging.getLogger("edge.harness")
+S_NS = 1_000_000_000
+
+
+def failure_words(reason: str) -> str:
+    return polish(f"Sorry, I couldn't finish that: {reason}.")
+
+
+class Harness:
+    def __init__(self, store: WorkStore, registry: Registry, router: Router, clock: Clock,
+                 emit: Callable[[Message], None], settings: HarnessSettings | None = None,
+                 evidence_dir: str | Path | None = None) -> None:
+        self.store, self.registry, self.router, self.clock, self.emit = store, registry, router, clock, emit
+        self.s = settings or HarnessSettings()
+        self.lock = threading.RLock()
+        self.ring = EvidenceRing(self.s.retention_s, self.s.context_s, self.s.max_frames, self.s.select_frames)
+        self.gate = DeliveryGate(self.s.gate)
+        self.sleepers = Sleepers(clock, self.lock)
+        self.evidence_dir = Path(evidence_dir) if evidence_dir else None
+        self.jobs: dict[str, Job] = {}
+        self.progress: dict[str, Candidate] = {}  # pending progress notices, by work id
+        self.progress_sent: set[str] = set()
+        self.inflight: dict[str, dict] = {}  # release id -> {work_id, kind, released_ns, started}
+        self.duplicates = 0  # Delivered for something not delivering (re-sent or late): ignored
+        self.closed = False
+
+    # --- announcing ---------------------------------------------------------------------
+    def _move(self, work_id: str, new: str, detail: str = "", **updates) -> WorkItem:
+        now = self.clock.now_ns()
+        tr = self.store.transition(work_id, new, now, detail, **updates)
+        info = {"from": tr.old, "attempts": tr.item.attempts}
+        if tr.item.capability:
+            info["capability"] = tr.item.capability
+        self.emit(m.WorkEvent(work_id, new, detail, info))
+        if new in S.TERMINAL and tr.item.evidence:
+            Path(tr.item.evidence).unlink(missing_ok=True)  # frozen evidence lives as long as its task
+        return tr.item
+
+    def _fail(self, work_id: str, reason: str, notice: str | None, **updates) -> WorkItem:
+        """Failed, with the reason on the timeline; a speakable notice unless it must never be spoken."""
+        return self._move(work_id, S.FAILED, reason, reason=reason, notice=notice or "",
+                          notice_state="pending" if notice else "", **updates)
+
+    # --- intake ---------------------------------------------------------------------------
+    def accept(self, work_id: str, instruction: str, opened_ns: int, index: int) -> bool:
+        """Store a delegate durably (True), or recognise one already accepted (False). Then ack."""
+        with self.lock:
+            now = self.clock.now_ns()
+            path = ""
+            ev = self.ring.freeze(opened_ns)
+            if self.evidence_dir is not None and (len(ev.audio) or ev.frames):
+                self.evidence_dir.mkdir(parents=True, exist_ok=True)
+                target = self.evidence_dir / f"{work_id}.npz"
+                if not target.exists():
+                    ev.save(target)
+                path = str(target)
+            item = WorkItem(work_id, instruction, opened_ns, index, now, now + int(self.s.ttl_s * S_NS),
+                            evidence=path)
+            added = self.store.add(item, now)
+            if added:
+                self.emit(m.WorkEvent(work_id, S.QUEUED, "accepted", {"opened_ns": opened_ns, "index": index}))
+            self.poll()
+            return added
+
+    def on_audio(self, t_start_ns: int, audio, rate: int = 16000) -> None:
+        with self.lock:
+            self.ring.add_audio(t_start_ns, audio)
+            self.gate.voice.add(t_start_ns, audio, rate)
+
+    def on_frame(self, t_ns: int, image) -> None:
+        with self.lock:
+            self.ring.add_frame(t_ns, image)
+
+    def on_playback(self, active: bool, t_ns: int) -> None:
+        with self.lock:
+            self.gate.on_playback(active, t_ns)
+
+    # --- scheduling -------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Wake waiting tasks, enforce timeouts, expire stale results, start queued work."""
+        with self.lock:
+            if self.closed:
+                return
+            now = self.clock.now_ns()
+            self.sleepers.wake_due(now)
+            for job in list(self.jobs.values()):
+                if now >= job.deadline_ns:
+                    self._timeout(job)
+            for item in self.store.in_states([S.CANCELLING]):
+                job = self.jobs.get(item.id)
+                if job is None or now - item.updated_ns > self.s.cancel_grace_s * S_NS:
+                    self.jobs.pop(item.id, None)
+                    self._move(item.id, S.CANCELLED, "cancelled")
+            for item in self.store.in_states([S.COMPLETED]):
+                if not self.gate.fresh_enough(self._candidate(item), now):
+                    self._fail(item.id, "expired", None)  # stale: dropped, never spoken
+            for item in self.store.in_states([S.FAILED]):
+                if item.notice_state == "pending" and now > item.expires_ns:
+                    self.store.update(item.id, notice_state="expired")
+            active = len(self.jobs)
+            for item in self.store.in_states([S.QUEUED]):
+                if active >= self.s.max_running:
+                    break
+                if item.not_before_ns <= now:
+                    self._start(item, now)
+                    active += 1
+            for job in self.jobs.values():
+                item = self.store.get(job.work_id)
+                if (item is not None and item.state == S.RUNNING and job.work_id not in self.progress_sent
+                        and now - item.started_ns >= self.s.progress_after_s * S_NS):
+                    self.progress_sent.add(job.work_id)
+                    self._progress(job.work_id, self.s.progress_text)
+
+    def _start(self, item: WorkItem, now: int) -> None:
+        attempt = item.attempts + 1
+        self._move(item.id, S.RUNNING, f"attempt {attempt}", attempts=attempt, started_ns=now)
+        timeout = self.s.timeouts.get(item.capability, self.s.default_timeout_s)
+        job = Job(item.id, attempt, now + int(timeout * S_NS), capability=item.capability)
+        self.jobs[item.id] = job
+        self.sleepers.started()
+        job.thread = threading.Thread(target=self._work, args=(job,), name=f"work-{item.id[-8:]}", daemon=True)
+        job.thread.start()
+
+    def _timeout(self, job: Job) -> None:
+        self.jobs.pop(job.work_id, None)
+        job.cancel()
+        self.sleepers.wake_due(self.clock.now_ns())
+        item = self.store.get(job.work_id)
+        if item is not None and item.state == S.RUNNING:
+            what = f"the {job.capability} tool" if job.capability else "the task"
+            self._fail(job.work_id, f"timeout: {what} took too long", failure_words(f"{what} took too long"))
+
+    # --- a task, on its worker thread --------------------------------------------------------
+    def _work(self, job: Job) -> None:
+        try:
+            item = self.store.get(job.work_id)
+            assert item is not None
+            choice = self._choose(job, item)
+            cap = self.registry.get(choice.capability)
+            assert cap is not None
+            with self.lock:
+                timeout = self.s.timeouts.get(cap.name, getattr(cap, "timeout_s", self.s.default_timeout_s))
+                job.deadline_ns = item.started_ns + int(timeout * S_NS)
+            ctx = RunContext(item.id, item.instruction, job.attempt, job.cancel_event,
+                             lambda s: self.sleepers.sleep(job, s), lambda: self._evidence(item),
+                             self._previous(choice.continuation_of), lambda t: self._progress(item.id, t),
+                             job.on_cancel)
+            self._finish(job, outcome=cap.run(choice.arguments, ctx))
+        except CapabilityError as exc:
+            self._finish(job, error=exc)
+        except Exception as exc:  # a broken tool must not take the harness down
+            log.exception("work item %s: capability raised", job.work_id)
+            self._finish(job, error=CapabilityError(f"the {job.capability or 'tool'} broke down "
+                                                    f"({type(exc).__name__})"))
+        finally:
+            self.sleepers.ended()
+
+    def _choose(self, job: Job, item: WorkItem) -> Choice:
+        if item.capability:  # routed before a retry or a restart: keep the choice
+            choice = Choice(item.capability, item.args, item.continuation_of)
+        else:
+            choice = self.router.route(item.instruction, self.registry, self._recent(item.id))
+        self.registry.validate(choice.capability, choice.arguments)  # refused before anything runs
+        with self.lock:
+            job.capability = choice.capability
+            if not item.capability and self.jobs.get(item.id) is job:
+                self.store.update(item.id, capability=choice.capability, arguments=json.dumps(choice.arguments),
+                                  continuation_of=choice.continuation_of)
+                self.emit(m.WorkEvent(item.id, S.RUNNING, f"routed to {choice.capability}",
+                                      {"capability": choice.capability, "arguments": choice.arguments,
+                                       "continuation_of": choice.continuation_of}))
+        return choice
+
+    def _finish(self, job: Job, outcome: Outcome | None = None, error: CapabilityError | None = None) -> None:
+        with self.lock:
+            item = self.store.get(job.work_id)
+            if self.closed or self.jobs.get(job.work_id) is not job or item is None:
+                return  # timed out, cancelled or superseded: this late answer is not used
+            del self.jobs[job.work_id]
+            self.progress.pop(job.work_id, None)
+            now = self.clock.now_ns()
+            if item.state == S.CANCELLING:
+                self._move(item.id, S.CANCELLED, "cancelled while running")
+            elif item.state != S.RUNNING:
+                return
+            elif outcome is not None:
+                self._complete(item, outcome, now)
+            elif isinstance(error, TransientError) and item.attempts <= self.s.retries:
+                delay = min(self.s.backoff_max_s, self.s.backoff_s * 2 ** (item.attempts - 1))
+                self._move(item.id, S.QUEUED, f"retry in {delay:.1f} s: {error}",
+                           not_before_ns=now + int(delay * S_NS))
+            elif isinstance(error, InvalidArguments):
+                self._fail(item.id, f"invalid arguments: {error}", failure_words(str(error)))
+            else:
+                self._fail(item.id, str(error), failure_words(str(error)))
+            self.poll()
+
+    def _complete(self, item: WorkItem, outcome: Outcome, now: int) -> None:
+        text = polish(outcome.text)
+        expires = item.expires_ns
+        if outcome.ttl_s is not None:
+            expires = min(expires, now + int(float(outcome.ttl_s) * S_NS))
+        if not text:
+            self._fail(item.id, "the result was empty", failure_words("I found nothing to say about it"))
+        elif now >= expires:
+            self._fail(item.id, "expired", None, expires_ns=expires)  # stale on arrival: never spoken
+        else:
+            self._move(item.id, S.COMPLETED, f"{len(text)} characters", result=text, ready_ns=now,
+                       expires_ns=expires)
+
+    def _evidence(self, item: WorkItem) -> Evidence | None:
+        if item.evidence and Path(item.evidence).is_file():
+            return Evidence.load(Path(item.evidence))
+        return None
+
+    def _recent(self, exclude: str) -> list[Recent]:
+        done = self.store.in_states([S.COMPLETED, S.DELIVERING, S.DELIVERED])
+        return [Recent(i.id, i.instruction, i.result) for i in done[::-1] if i.id != exclude][:self.s.recent]
+
+    def _previous(self, work_id: str) -> list[tuple[str, str]]:
+        chain: list[tuple[str, str]] = []
+        while work_id and len(chain) < 3:
+            item = self.store.get(work_id)
+            if item is None:
+                break
+            chain.insert(0, (item.instruction, item.result))
+            work_id = item.continuation_of
+        return chain
+
+    def _progress(self, work_id: str, text: str) -> None:
+        with self.lock:
+            item = self.store.get(work_id)
+            if item is not None and item.state == S.RUNNING:
+                now = self.clock.now_ns()
+                self.progress[work_id] = Candidate(work_id, f"{work_id}:p", polish(text), "progress", now,
+                                                   item.expires_ns)
+
+    # --- cancellation ---------------------------------------------------------------------------
+    def cancel(self, work_id: str, reason: str = "cancelled") -> str | None:
+        """Cancel one item; returns its new state (None when there is nothing to cancel)."""
+        with self.lock:
+            item = self.store.get(work_id)
+            if item is None or item.terminal:
+                if item is not None and item.notice_state in ("pending", "released"):
+                    self.store.update(work_id, notice_state="cancelled")
+                return None
+            self.progress.pop(work_id, None)
+            if item.state == S.RUNNING:
+                self._move(work_id, S.CANCELLING, reason)
+                job = self.jobs.get(work_id)
+                if job is not None:
+                    job.cancel()
+                    self.sleepers.wake_due(self.clock.now_ns())
+                return S.CANCELLING
+            if item.state == S.CANCELLING:
+                return S.CANCELLING
+            self._move(work_id, S.CANCELLED, reason)
+            return S.CANCELLED
+
+    # --- return -------------------------------------------------------------------------------------
+    def _candidate(self, item: WorkItem) -> Candidate:
+        if item.state == S.FAILED:
+            return Candidate(item.id, f"{item.id}:f", item.notice, "failure", item.updated_ns, item.expires_ns)
+        return Candidate(item.id, f"{item.id}:r{item.releases + 1}", item.result, "result", item.ready_ns,
+                         item.expires_ns)
+
+    def boundary(self, idle: bool) -> Candidate | None:
+        """A chunk boundary: release at most one ready result if the gate allows it now."""
+        with self.lock:
+            self.poll()
+            now = self.clock.now_ns()
+            cands = [self._candidate(i) for i in self.store.in_states([S.COMPLETED])]
+            cands += [self._candidate(i) for i in self.store.in_states([S.FAILED]) if i.notice_state == "pending"]
+            cands += list(self.progress.values())
+            waiting = [v["released_ns"] for v in self.inflight.values() if not v["started"]]
+            c = self.gate.select(cands, now, idle, min(waiting) if waiting else None)
+            if c is None:
+                return None
+            if c.kind == "result":
+                item = self._move(c.work_id, S.DELIVERING, f"released as {c.release_id}", releases=int(
+                    c.release_id.rsplit(":r", 1)[1]))
+                c.expires_ns = item.expires_ns
+            elif c.kind == "failure":
+                self.store.update(c.work_id, notice_state="released")
+            else:
+                self.progress.pop(c.work_id, None)
+            self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
+                                           "started": False}
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns))
+            return c
+
+    def on_speak(self, backend_id: str) -> None:
+        """The frontend started speaking a released reply."""
+        with self.lock:
+            if backend_id in self.inflight:
+                self.inflight[backend_id]["started"] = True
+
+    def on_delivered(self, work_id: str, result_id: str = "") -> None:
+        with self.lock:
+            rel = self.inflight.pop(result_id, None)
+            kind = rel["kind"] if rel else ("progress" if result_id.endswith(":p") else
+                                            "failure" if result_id.endswith(":f") else "result")
+            if kind == "progress":
+                return
+            item = self.store.get(work_id)
+            if item is None:
+                return
+            if kind == "failure":
+                if item.notice_state != "delivered":
+                    self.store.update(work_id, notice_state="delivered")
+                return
+            if item.state == S.DELIVERING and (not result_id or result_id == f"{work_id}:r{item.releases}"):
+                self._move(work_id, S.DELIVERED, "every speech piece was played")
+            else:
+                self.duplicates += 1
+
+    def on_interrupt(self) -> None:
+        """The user barged in: a reply cut mid-speech goes back to completed (or fails once tried enough)."""
+        with self.lock:
+            for rid, rel in list(self.inflight.items()):
+                if not rel["started"]:
+                    continue
+                del self.inflight[rid]
+                item = self.store.get(rel["work_id"])
+                if rel["kind"] == "failure" and item is not None and item.notice_state == "released":
+                    self.store.update(item.id, notice_state="cut")
+                if rel["kind"] != "result" or item is None or item.state != S.DELIVERING:
+                    continue
+                if item.releases < self.s.max_releases:
+                    self._move(item.id, S.COMPLETED, "the reply was cut by an interrupt; offered again")
+                else:
+                    self._fail(item.id, "interrupted", None)
+
+    # --- restart ----------------------------------------------------------------------------------------
+    def resume(self) -> dict[str, int]:
+        """After a restart: running work starts again, released replies are offered again under the same id."""
+        with self.lock:
+            counts = {"requeued": 0, "rereleased": 0, "cancelled": 0}
+            now = self.clock.now_ns()
+            for item in self.store.in_states([S.RUNNING]):
+                self._move(item.id, S.QUEUED, "resumed after a harness restart")
+                counts["requeued"] += 1
+            for item in self.store.in_states([S.CANCELLING]):
+                self._move(item.id, S.CANCELLED, "cancelled (the harness restarted meanwhile)")
+                counts["cancelled"] += 1
+            for item in self.store.in_states([S.DELIVERING]):
+                rid = f"{item.id}:r{item.releases}"  # the same id: the frontend ignores a copy it already has
+                self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True}
+                self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns))
+                counts["rereleased"] += 1
+            for item in self.store.in_states([S.FAILED]):
+                if item.notice_state == "released":
+                    rid = f"{item.id}:f"
+                    self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True}
+                    self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns))
+            self.poll()
+            return counts
+
+    def settle(self, timeout_s: float = 10.0) -> bool:
+        return self.sleepers.settle(timeout_s)
+
+    def counts(self) -> dict[str, int]:
+        with self.store.lock:
+            rows = self.store.db.execute("SELECT state, COUNT(*) FROM items GROUP BY state").fetchall()
+        return {state: n for state, n in rows}
+
+    def close(self) -> None:
+        """Stop without changing any item: running work stays running in the store and resumes next start."""
+        with self.lock:
+            self.closed = True
+            for job in self.jobs.values():
+                job.cancel()
+            self.jobs.clear()
+            self.sleepers.wake_due(2**62)

@@ -1,0 +1,159 @@
+"""User-defined skills from a skills directory: one folder per skill with a `skill.json` manifest.
+
+    skills/
+      unit_converter/
+        skill.json     name, version, description, instructions, arguments (JSON Schema), entry
+        skill.py       entry {"python": "skill.py:run"}: run(arguments, context) -> str | {"text", "ttl_s"}
+      weather/
+        skill.json     entry {"command": ["python3", "weather.py"]}: JSON on stdin, text or JSON on stdout;
+        weather.py     exit code 75 means "try again later" (retried), any other non-zero is a failure
+
+A bad manifest is skipped with one sentence saying what is wrong; the others still load.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+import jsonschema
+
+from edge.harness.capability import CapabilityError, Outcome, RunContext, TransientError
+
+log = logging.getLogger("edge.harness.skills")
+EX_TEMPFAIL = 75
+
+MANIFEST_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_.-]{0,63}$"},
+        "version": {"type": "string", "minLength": 1},
+        "description": {"type": "string", "minLength": 1},
+        "instructions": {"type": "string"},
+        "capabilities": {"type": "array", "items": {"type": "string"}},
+        "arguments": {"type": "object"},
+        "entry": {
+            "oneOf": [
+                {"type": "object", "properties": {"python": {"type": "string", "pattern": r"^[^:]+\.py:[A-Za-z_]\w*$"}},
+                 "required": ["python"], "additionalProperties": False},
+                {"type": "object", "properties": {"command": {"type": "array", "items": {"type": "string"},
+                                                               "minItems": 1}},
+                 "required": ["command"], "additionalProperties": False},
+            ]
+        },
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0},
+        "ttl_s": {"type": "number", "exclusiveMinimum": 0},
+    },
+    "required": ["name", "version", "description", "arguments", "entry"],
+}
+
+
+class SkillError(ValueError):
+    pass
+
+
+class Skill:
+    def __init__(self, root: Path, manifest: dict[str, Any], default_timeout_s: float) -> None:
+        self.root = root
+        self.name = manifest["name"]
+        self.version = manifest["version"]
+        self.description = manifest["description"]
+        self.instructions = manifest.get("instructions", "")
+        self.schema = manifest["arguments"]
+        self.timeout_s = float(manifest.get("timeout_s", default_timeout_s))
+        self.ttl_s = manifest.get("ttl_s")
+        entry = manifest["entry"]
+        self.command: list[str] | None = entry.get("command")
+        self._fn: Callable[..., Any] | None = None
+        if "python" in entry:
+            self._fn = self._load_python(entry["python"])
+
+    def _load_python(self, entry: str) -> Callable[..., Any]:
+        file, _, attr = entry.partition(":")
+        path = (self.root / file).resolve()
+        if self.root.resolve() not in path.parents or not path.is_file():
+            raise SkillError(f"skill {self.name}: entry file {file} is not inside {self.root}")
+        spec = importlib.util.spec_from_file_location(f"venus_skill_{self.name.replace('.', '_')}", path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        try:
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        except Exception as exc:
+            raise SkillError(f"skill {self.name}: {file} failed to import ({exc})") from None
+        fn = getattr(module, attr, None)
+        if not callable(fn):
+            raise SkillError(f"skill {self.name}: {file} has no function {attr}")
+        return fn
+
+    def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
+        context = {"instruction": ctx.instruction, "work_id": ctx.work_id, "attempt": ctx.attempt}
+        out = self._fn(arguments, context) if self._fn is not None else self._run_command(arguments, context, ctx)
+        if isinstance(out, dict):
+            if "text" not in out:
+                raise CapabilityError(f"the {self.name} skill returned no text")
+            return Outcome(str(out["text"]), out.get("ttl_s", self.ttl_s))
+        return Outcome(str(out), self.ttl_s)
+
+    def _run_command(self, arguments: dict[str, Any], context: dict, ctx: RunContext) -> Any:
+        assert self.command is not None
+        try:
+            proc = subprocess.Popen(self.command, cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            raise CapabilityError(f"the {self.name} skill could not start ({exc.strerror})") from None
+        ctx.on_cancel.append(proc.kill)  # cancellation and timeouts end the process
+        try:
+            out, err = proc.communicate(json.dumps({"arguments": arguments, **context}), timeout=self.timeout_s + 5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise CapabilityError(f"the {self.name} skill did not finish") from None
+        if ctx.cancelled:
+            raise CapabilityError("the task was cancelled")
+        if proc.returncode == EX_TEMPFAIL:
+            raise TransientError(f"the {self.name} skill asked to try again later")
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+            raise CapabilityError(f"the {self.name} skill failed: {last[:200]}")
+        text = out.strip()
+        if text.startswith("{"):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                pass
+        return text
+
+
+def load_skills(directory: str | Path, default_timeout_s: float = 30.0) -> tuple[list[Skill], list[str]]:
+    """Every valid skill under `directory`, and one sentence per skill that could not be loaded."""
+    root = Path(directory)
+    if not root.is_dir():
+        return [], [f"the skills directory {root} does not exist"]
+    skills, problems = [], []
+    validator = jsonschema.Draft202012Validator(MANIFEST_SCHEMA)
+    for manifest_path in sorted(root.glob("*/skill.json")):
+        where = manifest_path.parent.name
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            problems.append(f"skill {where}: skill.json is not valid JSON ({exc})")
+            continue
+        err = jsonschema.exceptions.best_match(validator.iter_errors(manifest))
+        if err is not None:
+            path = "/".join(str(p) for p in err.absolute_path) or "manifest"
+            problems.append(f"skill {where}: {path}: {err.message}")
+            continue
+        try:
+            jsonschema.validators.validator_for(manifest["arguments"]).check_schema(manifest["arguments"])
+            skills.append(Skill(manifest_path.parent, manifest, default_timeout_s))
+        except jsonschema.SchemaError as exc:
+            problems.append(f"skill {where}: its argument schema is invalid ({exc.message})")
+        except SkillError as exc:
+            problems.append(str(exc))
+    for p in problems:
+        log.warning("%s", p)
+    return skills, problems
+
+

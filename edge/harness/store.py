@@ -1,0 +1,199 @@
+"""Work items in SQLite (WAL): written before a delegate is acknowledged, so nothing accepted is lost.
+
+Every transition is one transaction that updates the item and appends to
+`events`; a crash leaves either the old state or the new one, never half.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable
+
+from edge.harness.states import QUEUED, TERMINAL, check
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT PRIMARY KEY,
+    instruction TEXT NOT NULL,
+    opened_ns INTEGER NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    created_ns INTEGER NOT NULL,
+    expires_ns INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    capability TEXT NOT NULL DEFAULT '',
+    arguments TEXT NOT NULL DEFAULT '',
+    continuation_of TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before_ns INTEGER NOT NULL DEFAULT 0,
+    started_ns INTEGER NOT NULL DEFAULT 0,
+    ready_ns INTEGER NOT NULL DEFAULT 0,
+    result TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    notice TEXT NOT NULL DEFAULT '',
+    notice_state TEXT NOT NULL DEFAULT '',
+    releases INTEGER NOT NULL DEFAULT 0,
+    evidence TEXT NOT NULL DEFAULT '',
+    updated_ns INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS items_state ON items(state);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    work_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    t_ns INTEGER NOT NULL
+);
+"""
+
+
+@dataclass
+class WorkItem:
+    id: str
+    instruction: str
+    opened_ns: int
+    chunk_index: int
+    created_ns: int
+    expires_ns: int
+    state: str = QUEUED
+    capability: str = ""
+    arguments: str = ""  # JSON text, once routed
+    continuation_of: str = ""
+    attempts: int = 0
+    not_before_ns: int = 0
+    started_ns: int = 0
+    ready_ns: int = 0
+    result: str = ""  # polished, speakable
+    reason: str = ""  # why it failed or was cancelled
+    notice: str = ""  # a failure told in speakable words
+    notice_state: str = ""  # '' | pending | released | delivered
+    releases: int = 0  # times its result was handed to the frontend (a new id after an interrupt cut)
+    evidence: str = ""  # path of the frozen evidence
+    updated_ns: int = 0
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return json.loads(self.arguments) if self.arguments else {}
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+
+_COLS = [f.name for f in fields(WorkItem)]
+
+
+@dataclass
+class Transition:
+    work_id: str
+    old: str
+    new: str
+    detail: str
+    t_ns: int
+    item: WorkItem = field(repr=False, default=None)  # type: ignore[assignment]
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class WorkStore:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=10)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across a process kill
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the work-item store {self.path} ({exc}); remove it or pick another "
+                             "harness directory") from None
+        self.lock = threading.RLock()
+
+    def add(self, item: WorkItem, t_ns: int) -> bool:
+        """Insert a new item (state queued); False when this id was already accepted."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                cur = self.db.execute(
+                    f"INSERT OR IGNORE INTO items ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
+                    [getattr(item, c) for c in _COLS])
+                if cur.rowcount:
+                    self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
+                                    (item.id, QUEUED, "accepted", t_ns))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            return bool(cur.rowcount)
+
+    def get(self, work_id: str) -> WorkItem | None:
+        with self.lock:
+            row = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE id = ?", (work_id,)).fetchone()
+        return WorkItem(*row) if row else None
+
+    def in_states(self, states: Iterable[str]) -> list[WorkItem]:
+        states = list(states)
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {', '.join(_COLS)} FROM items WHERE state IN ({', '.join('?' * len(states))}) "
+                "ORDER BY created_ns, rowid", states).fetchall()
+        return [WorkItem(*r) for r in rows]
+
+    def all(self) -> list[WorkItem]:
+        with self.lock:
+            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items ORDER BY created_ns, rowid").fetchall()
+        return [WorkItem(*r) for r in rows]
+
+    def transition(self, work_id: str, new: str, t_ns: int, detail: str = "", *, expect: str | None = None,
+                   **updates: Any) -> Transition:
+        """Move an item to `new` (checked against the allowed transitions) and update columns, atomically."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.execute("SELECT state FROM items WHERE id = ?", (work_id,)).fetchone()
+                if row is None:
+                    raise StoreError(f"no work item {work_id}")
+                old = row[0]
+                if expect is not None and old != expect:
+                    raise StoreError(f"work item {work_id} is {old}, not {expect}")
+                check(old, new)
+                bad = set(updates) - set(_COLS)
+                if bad:
+                    raise StoreError(f"unknown work-item field(s) {', '.join(sorted(bad))}")
+                cols = {**updates, "state": new, "updated_ns": t_ns}
+                self.db.execute(f"UPDATE items SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
+                                [*cols.values(), work_id])
+                self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
+                                (work_id, new, detail, t_ns))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        item = self.get(work_id)
+        return Transition(work_id, old, new, detail, t_ns, item)  # type: ignore[arg-type]
+
+    def update(self, work_id: str, **updates: Any) -> None:
+        """Change columns without a state change (e.g. the notice was delivered)."""
+        bad = set(updates) - set(_COLS)
+        if bad or "state" in updates:
+            raise StoreError(f"cannot update field(s) {', '.join(sorted(bad or {'state'}))} directly")
+        with self.lock:
+            self.db.execute(f"UPDATE items SET {', '.join(f'{k} = ?' for k in updates)} WHERE id = ?",
+                            [*updates.values(), work_id])
+
+    def events(self, work_id: str | None = None) -> list[tuple[str, str, str, int]]:
+        with self.lock:
+            if work_id is None:
+                rows = self.db.execute("SELECT work_id, state, detail, t_ns FROM events ORDER BY seq").fetchall()
+            else:
+                rows = self.db.execute("SELECT work_id, state, detail, t_ns FROM events WHERE work_id = ? "
+                                       "ORDER BY seq", (work_id,)).fetchall()
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
