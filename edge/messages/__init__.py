@@ -3,12 +3,12 @@ from . import control, dialogue, harness, media  # noqa: F401  (registration sid
 from .control import (Ack, Checkpoint, Fatal, Finished, Heartbeat, Hello, Interrupt, NodeEvent, Probe, Ready,
                       SessionEnd, Shutdown, Start)
 from .dialogue import ChunkDecision, Duck, FrontendDone, PlaybackAck, PlaybackState, SpeakText
-from .harness import BackendResult, DelegateRequest, Delivered, WorkEvent
+from .harness import BackendResult, CancelWork, DelegateRequest, Delivered, WorkEvent
 from .media import AudioChunk, EndOfInput, PlaybackReference, VideoFrame
 
 __all__ = [
     "Ack", "Checkpoint", "Fatal", "Finished", "Heartbeat", "Hello", "Interrupt", "NodeEvent", "Probe", "Ready",
     "SessionEnd", "Shutdown", "Start", "ChunkDecision", "Duck", "FrontendDone", "PlaybackAck",
-    "PlaybackState", "SpeakText", "BackendResult", "DelegateRequest", "Delivered", "WorkEvent",
+    "PlaybackState", "SpeakText", "BackendResult", "CancelWork", "DelegateRequest", "Delivered", "WorkEvent",
     "AudioChunk", "EndOfInput", "PlaybackReference", "VideoFrame",
 ]

@@ -125,7 +125,7 @@ class FrontendNode(Node):
             return
         reply.speaks.discard(ack.speak_id)
         if reply.closed and not reply.speaks:
-            self.io.publish(m.Delivered(self.io.new_id(), reply.work_id or bid))
+            self.io.publish(m.Delivered(self.io.new_id(), reply.work_id or bid, bid))
             del self.replies[bid]
 
     def _maybe_done(self) -> None:
