@@ -31,7 +31,8 @@ log = logging.getLogger("edge.supervisor")
 
 @dataclass
 class SupervisorSettings:
-    handshake_timeout_s: float = 120.0  # spawn to ready (model loading happens here)
+    process_start_s: float = 30.0  # spawn to hello (interpreter and imports)
+    handshake_timeout_s: float = 120.0  # hello to ready (model loading happens here)
     heartbeat_s: float = 0.5
     hang_s: float = 10.0  # no heartbeat for this long after ready: killed and restarted
     grace_s: float = 2.0  # shutdown to kill
@@ -50,6 +51,7 @@ class Child:
     thread_error: BaseException | None = None
     pid: int = 0
     spawned_at: float = 0.0
+    hello_at: float | None = None
     last_seen: float = 0.0
     restarts: int = 0
     restart_at: float | None = None
@@ -138,7 +140,8 @@ class Supervisor:
     def _event(self, name: str, event: str, detail: str = "") -> None:
         c = self.children[name]
         self.events.append({"t_s": round(self.now_ns() / 1e9, 3), "node": name, "event": event, "detail": detail})
-        level = logging.WARNING if event in ("crashed", "hung", "handshake-timeout", "failed") else logging.INFO
+        level = logging.WARNING if event in ("crashed", "hung", "start-timeout", "handshake-timeout", "failed") \
+            else logging.INFO
         log.log(level, "node %s %s %s", name, event, detail)
         self._publish(m.NodeEvent(name, event, detail, c.pid, c.restarts))
 
@@ -153,6 +156,7 @@ class Supervisor:
     def _spawn(self, c: Child) -> None:
         spec = self._spec(c)
         c.state, c.spawned_at, c.last_seen, c.restart_at, c.finished = "spawned", time.monotonic(), 0.0, None, False
+        c.hello_at = None
         if self.inprocess:
             cls = node_class(c.name, spec.node_class)
 
@@ -208,7 +212,11 @@ class Supervisor:
                     self._schedule_restart(c, "crashed" if code else "exited")
                     if code and c.proc is not None:
                         self.events[-1]["detail"] = f"exit code {code}; " + self.events[-1]["detail"]
-                elif c.state == "spawned" and now - c.spawned_at > self.settings.handshake_timeout_s:
+                elif c.state == "spawned" and c.hello_at is None and \
+                        now - c.spawned_at > self.settings.process_start_s:
+                    self._schedule_restart(c, "start-timeout")
+                elif c.state == "spawned" and c.hello_at is not None and \
+                        now - c.hello_at > self.settings.handshake_timeout_s:
                     self._schedule_restart(c, "handshake-timeout")
                 elif c.state == "running" and c.last_seen and now - c.last_seen > self.settings.hang_s:
                     self._schedule_restart(c, "hung")
@@ -226,7 +234,9 @@ class Supervisor:
             return
         c.last_seen = time.monotonic()
         msg = env.msg
-        if isinstance(msg, m.Ready):
+        if isinstance(msg, m.Hello):
+            c.hello_at = c.hello_at or time.monotonic()
+        elif isinstance(msg, m.Ready):
             c.state = "ready"
             self._event(c.name, "ready", f"set-up {msg.setup_ms:.0f} ms")
             if self.started:

@@ -105,8 +105,8 @@ class SpeechNode(Node):
                     self.busy += 1
                 self.work.put((msg, delay))
         elif isinstance(msg, m.ChunkDecision):
-            if msg.interrupt and env.epoch + 1 > self.io.epoch:
-                self.io.epoch = env.epoch + 1
+            if msg.interrupt and env.epoch > self.io.epoch:  # the frontend bumped its epoch before sending
+                self.io.epoch = env.epoch
                 self._cut(env.t_ns)
             self._play(env.t_ns)
         elif isinstance(msg, m.Duck):

@@ -72,11 +72,16 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
     new = Journal(cfg.journal)  # type: ignore[arg-type]
     if not verify:
         return ReplayResult(True, new.path, 0)
+    # Each stream must match in order; how streams from different nodes interleave depends on timing.
     a, b = content(original), content(new)
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return ReplayResult(False, new.path, i, f"message {i}: recorded {x} but replay gave {y}")
-    if len(a) != len(b):
-        return ReplayResult(False, new.path, min(len(a), len(b)),
-                            f"recorded {len(a)} content messages but replay gave {len(b)}")
-    return ReplayResult(True, new.path, len(a))
+    compared = 0
+    for kind in sorted({t for t, _ in a} | {t for t, _ in b}):
+        xs, ys = [c for t, c in a if t == kind], [c for t, c in b if t == kind]
+        for i, (x, y) in enumerate(zip(xs, ys)):
+            if x != y:
+                return ReplayResult(False, new.path, compared, f"{kind} #{i}: recorded {x} but replay gave {y}")
+            compared += 1
+        if len(xs) != len(ys):
+            return ReplayResult(False, new.path, compared,
+                                f"recorded {len(xs)} {kind} messages but replay gave {len(ys)}")
+    return ReplayResult(True, new.path, compared)

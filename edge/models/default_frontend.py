@@ -1,0 +1,210 @@
+"""The embedded default frontend: Silero VAD, whisper tiny.en and Qwen2.5 0.5B behind `step(chunk)`.
+
+Per chunk: VAD marks the user's speech. When an utterance has been
+followed by enough silence (`endpoint_ms`, checked at the chunk boundary)
+it is transcribed and the LLM starts a reply under the protocol grammar;
+the reply goes out a sentence per chunk, the first one as soon as it is
+whole. Speech over the assistant's reply is decided at the chunk boundary:
+a backchannel lets it go on, anything else interrupts it (see barge_in).
+Harness results are spoken at an idle listen boundary.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan
+from edge.models import barge_in, protocol
+from edge.models.asr import Transcriber
+from edge.models.llm import DecisionModel
+from edge.models.locate import QWEN_GGUF, assemble
+from edge.models.reply import Reply
+from edge.models.vad import FRAME_NS, RATE, SileroVad
+
+log = logging.getLogger("edge.models")
+CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
+
+
+@dataclass
+class Settings:
+    threads: int = 1
+    endpoint_ms: int = 400  # silence after speech that ends the user's turn
+    threshold: float = 0.5  # VAD speech probability
+    preroll_ms: int = 200  # audio kept before the first voiced frame
+    max_reply_tokens: int = 80
+    tokens_per_chunk: int = 40  # decode cap within one chunk (the reference caps text tokens per chunk)
+    history_turns: int = 4
+
+
+@dataclass
+class Utterance:
+    onset_ns: int
+    last_voice_ns: int
+    audio_start_ns: int
+    audio: list[np.ndarray] = field(default_factory=list)
+    voiced_frames: int = 0
+    over_playback: bool = False  # started while the assistant was speaking
+
+    def samples(self, end_ns: int | None = None) -> np.ndarray:
+        a = np.concatenate(self.audio) if self.audio else np.zeros(0, np.float32)
+        if end_ns is not None:
+            a = a[:max(0, (end_ns - self.audio_start_ns) * RATE // 1_000_000_000)]
+        return a
+
+
+class DefaultFrontend:
+    name = "default"
+
+    def __init__(self, vad: SileroVad, asr: Transcriber, llm: DecisionModel, settings: Settings) -> None:
+        self.vad, self.asr, self.llm, self.s = vad, asr, llm, settings
+        self.utt: Utterance | None = None
+        self.prev_audio = np.zeros(0, np.float32)
+        self.reply: Reply | None = None
+        self.reply_turn_end_ns = 0
+        self.speak_until_ns = 0
+        self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
+        self.history: list[tuple[str, str]] = []
+        self.results: collections.deque[BackendResult] = collections.deque()
+        self.llm.prefill(self.llm.tokenize(protocol.chat_prompt([]).rsplit("<|im_start|>", 1)[0]))
+
+    # --- the chunk loop --------------------------------------------------------------------
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        out = ChunkOutput(control="listen")
+        t0 = time.perf_counter()
+        frames = self.vad.feed(chunk.audio, chunk.t_start_ns)
+        out.info["vad_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+        out.info["audio_ms"] = (chunk.t_end_ns - chunk.t_start_ns) / 1e6
+        playing = chunk.playback_active or self.reply is not None or self.speak_until_ns > chunk.t_start_ns
+        self._track(chunk, frames, playing)
+        last_ns = frames[-1].t_start_ns + FRAME_NS if frames else chunk.t_end_ns
+        utt = self.utt
+        if utt is not None:
+            ended = last_ns - utt.last_voice_ns >= self.s.endpoint_ms * 1_000_000
+            if utt.over_playback and playing:
+                self._overlap(chunk, utt, ended, out)
+            elif ended:
+                self.utt = None
+                self._answer(chunk, utt, out)
+        if self.reply is not None and not out.interrupt:
+            self._continue(chunk, out)
+        elif self.utt is None and self.reply is None and not playing and self.results:
+            self._speak_result(out, chunk.t_end_ns)
+        self.prev_audio = chunk.audio[-self.s.preroll_ms * RATE // 1000:]
+        return out
+
+    def _track(self, chunk: Chunk, frames: list, playing: bool) -> None:
+        voiced = [f for f in frames if f.prob >= self.s.threshold]
+        if self.utt is None and voiced:
+            onset = voiced[0].t_start_ns
+            start = chunk.t_start_ns - len(self.prev_audio) * 1_000_000_000 // RATE
+            self.utt = Utterance(onset, onset, start, [self.prev_audio], over_playback=playing)
+        if self.utt is not None:
+            self.utt.audio.append(chunk.audio)
+            if voiced:
+                self.utt.last_voice_ns = voiced[-1].t_start_ns + FRAME_NS
+                self.utt.voiced_frames += len(voiced)
+
+    def _overlap(self, chunk: Chunk, utt: Utterance, ended: bool, out: ChunkOutput) -> None:
+        t0 = time.perf_counter()
+        text = self.asr.transcribe(utt.samples())
+        asr_ms = (time.perf_counter() - t0) * 1e3
+        voiced_ms = utt.voiced_frames * FRAME_NS / 1e6
+        verdict = barge_in.classify(text, voiced_ms, not ended, set(self.spoken_words))
+        out.info["barge_in"] = {"decision": verdict.decision, "text": text, "onset_ns": utt.onset_ns,
+                                "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
+                                "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
+        out.user_text = text
+        if verdict.decision in ("backchannel", "echo", "noise"):
+            self.utt = None  # go on: the reply continues
+        elif verdict.decision == "interrupt":
+            out.interrupt = True
+            if self.reply is not None:
+                self._remember_reply()
+                self.reply.close()
+                self.reply = None
+            self.speak_until_ns = chunk.t_end_ns
+            utt.over_playback = False  # from now on it is the user's turn
+            if ended:
+                self.utt = None
+                if not barge_in.only_stop(verdict.words):
+                    self._answer(chunk, utt, out, text)
+
+    def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None) -> None:
+        """The user's turn ended: transcribe it and start the reply."""
+        if text is None:
+            t0 = time.perf_counter()
+            audio = utt.samples(utt.last_voice_ns + 150_000_000)
+            text = self.asr.transcribe(audio)
+            out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+            out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+        out.user_text = text
+        out.info["user_end_ns"] = utt.last_voice_ns
+        if not barge_in.words(text):
+            return
+        if self.reply is not None:  # a new question replaces an unfinished answer
+            self._remember_reply()
+            self.reply.close()
+        self.history.append(("user", protocol.strip_protocol(text)))
+        self.history = self.history[-2 * self.s.history_turns:]
+        tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
+        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens)
+        out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
+        out.info["prefill_tokens"] = stream.prefilled
+        self.reply = Reply(stream)
+        self.reply_turn_end_ns = utt.last_voice_ns
+
+    def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:
+        assert self.reply is not None
+        piece = self.reply.next_piece(self.s.tokens_per_chunk)
+        out.info["llm_ms"] = round(piece.llm_s * 1e3, 1) + out.info.get("prefill_ms", 0.0)
+        out.info["llm_tokens"] = len(piece.tokens)
+        out.tokens = piece.tokens
+        if piece.instruction:
+            out.delegates.append(DelegateSpan(piece.instruction, self.reply_turn_end_ns, piece.closed_by))
+        if piece.text:
+            out.control, out.text = "speak", piece.text
+            self.spoken_words.extend(barge_in.words(piece.text))
+            self.speak_until_ns = max(self.speak_until_ns, chunk.t_end_ns) + int(len(piece.text) / CHARS_PER_S * 1e9)
+        if piece.finished:
+            out.turn_end = True
+            self._remember_reply()
+            self.reply = None
+
+    def _remember_reply(self) -> None:
+        assert self.reply is not None
+        text = self.reply.stream.text.strip()
+        self.history.append(("assistant", text or protocol.LISTEN))
+
+    def _speak_result(self, out: ChunkOutput, now_ns: int) -> None:
+        result = self.results.popleft()
+        text = protocol.strip_protocol(result.text)
+        out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
+        self.history.append(("assistant", text))
+        self.spoken_words.extend(barge_in.words(text))
+        self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
+
+    # --- the rest of the interface ---------------------------------------------------------------
+    def deliver(self, result: BackendResult) -> None:
+        if all(r.id != result.id for r in self.results):  # a repeated result id is ignored
+            self.results.append(result)
+
+    def close(self) -> None:
+        if self.reply is not None:
+            self.reply.close()
+        self.llm.close()
+
+
+def build(config: dict) -> DefaultFrontend:
+    threads = max(1, int(config.get("threads", 1) or 1))
+    s = Settings(threads=threads)
+    for key in ("endpoint_ms", "max_reply_tokens", "tokens_per_chunk"):
+        if config.get(key) is not None:
+            setattr(s, key, int(config[key]))
+    vad = SileroVad(threads)
+    asr = Transcriber(threads)
+    llm = DecisionModel(assemble(QWEN_GGUF), threads)
+    return DefaultFrontend(vad, asr, llm, s)

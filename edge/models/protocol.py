@@ -1,0 +1,97 @@
+"""The embedded default's side of the chunk protocol: grammar, prompt, and reading its output.
+
+The small LLM's output is constrained by a GBNF grammar to what the Venus
+model says: `<|listen|>`, or spoken text, optionally preceded by one
+`<delegate>instruction</delegate>` span for the harness. Plain text is
+speech (as in the reference); the span is parsed from the constrained text
+and never reaches the speech decoder.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LISTEN = "<|listen|>"
+OPEN, CLOSE = "<delegate>", "</delegate>"
+MAX_INSTRUCTION = 300  # characters; the reference caps spans at 4,000, a small model needs far fewer
+
+GRAMMAR = rf'''
+root ::= listen | reply
+listen ::= "{LISTEN}"
+reply ::= delegate? speech
+delegate ::= "{OPEN}" [^<>\n]{{4,{MAX_INSTRUCTION}}} "{CLOSE}" " "?
+speech ::= [^<>\n*#`]{{1,600}}
+'''
+
+SYSTEM_PROMPT = """You are a friendly voice assistant. You talk to a person out loud, so answer in one or two short, plain sentences, with no lists or code.
+You cannot see the internet, the news, the weather, or a clock. When a question needs any of these, or anything you cannot know, first write <delegate>...</delegate> holding a complete instruction for a helper, then tell the person you will check.
+If the person only says a filler such as "mm-hm" or asks you to wait, write <|listen|>.
+Examples:
+User: What is three times three?
+Assistant: Three times three is nine.
+User: What's the weather like in Berlin today?
+Assistant: <delegate>Find today's weather forecast for Berlin, Germany.</delegate> Let me check the weather in Berlin for you.
+User: What time is it in Sydney?
+Assistant: <delegate>Find the current local time in Sydney, Australia.</delegate> One moment, I'll look that up.
+User: Who wrote Romeo and Juliet?
+Assistant: William Shakespeare wrote Romeo and Juliet."""
+
+PROTOCOL_TOKENS = ("<|speak|>", "<|listen|>", "<|turn_eos|>", "<|chunk_eos|>", "<unit>", "</unit>", "<image>",
+                   "</image>", "<delegate>", "</delegate>", "<backend>", "</backend>")
+
+
+def strip_protocol(text: str) -> str:
+    """Remove every protocol token (and stray angle brackets) from text that goes into the prompt."""
+    for tok in PROTOCOL_TOKENS:
+        text = text.replace(tok, " ")
+    return re.sub(r"\s+", " ", text.replace("<", " ").replace(">", " ")).strip()
+
+
+def chat_prompt(history: list[tuple[str, str]], system: str = SYSTEM_PROMPT) -> str:
+    """Qwen's ChatML prompt for the conversation so far, ending where the assistant speaks."""
+    parts = [f"<|im_start|>system\n{system}<|im_end|>\n"]
+    parts += [f"<|im_start|>{role}\n{text}<|im_end|>\n" for role, text in history]
+    parts.append("<|im_start|>assistant\n")
+    return "".join(parts)
+
+
+@dataclass
+class Parsed:
+    listen: bool = False
+    instruction: str | None = None  # the delegate span's text, once it is closed
+    closed_by: str = CLOSE
+    speech: str = ""  # spoken text so far (never includes the span)
+    undecided: bool = False  # the text so far could still become a span or a listen
+
+
+def parse(text: str, finished: bool) -> Parsed:
+    """Read the constrained output so far; `finished` closes an open span (as `<|turn_eos|>` does)."""
+    if text.startswith(LISTEN):
+        return Parsed(listen=True)
+    if not text.startswith("<"):
+        return Parsed(speech=text)
+    if not text.startswith(OPEN):
+        return Parsed(undecided=not finished, listen=finished and LISTEN.startswith(text))
+    body = text[len(OPEN):]
+    end = body.find(CLOSE)
+    if end >= 0:
+        return Parsed(instruction=body[:end].strip(), speech=body[end + len(CLOSE):].lstrip())
+    if finished:
+        # A partial closing tag at the cap is not part of the instruction.
+        for k in range(len(CLOSE) - 1, 0, -1):
+            if body.endswith(CLOSE[:k]):
+                body = body[:-k]
+                break
+        return Parsed(instruction=body.strip(), closed_by="<|turn_eos|>")
+    return Parsed(undecided=True)
+
+
+_SENTENCE_END = re.compile(r"[.!?;:](?=\s)")
+
+
+def sentence_end(speech: str, start: int, finished: bool) -> int | None:
+    """End of the first whole sentence after `start`, or None while it is still being written."""
+    m = _SENTENCE_END.search(speech, start)
+    if m is not None:
+        return m.end()
+    return len(speech) if finished and speech[start:].strip() else None
