@@ -40,6 +40,7 @@ def _sweep_parser(sub) -> None:
     p.add_argument("--max-chunks", type=int, default=32, help="chunks replayed from the stream (default 32)")
     p.add_argument("--ctx", type=int, default=2048, help="context size for measuring (default 2048)")
     p.add_argument("--decode-tokens", type=int, default=32, help="tokens decoded for the decode speed (default 32)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per precision; the fastest counts (default 3)")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
     p.add_argument("--gpu-layers", type=int, default=0, help="layers offloaded to the GPU (-1: all)")
     p.add_argument("--budget", help="size budget for the verdict line, e.g. 5GB (default: half the reference)")
@@ -58,7 +59,7 @@ def cmd_sweep(a) -> int:
         source=a.source, out=Path(a.out), types=parse_types(a.types), imatrix=a.imatrix,
         text=_read(a.text, "evaluation text") or EVAL_TEXT, calib=_read(a.calib, "calibration text") or CALIB_TEXT,
         journal=a.journal, max_tokens=a.max_tokens, max_chunks=a.max_chunks, n_ctx=a.ctx,
-        decode_tokens=a.decode_tokens, n_threads=a.threads, n_gpu_layers=a.gpu_layers, keep_models=a.keep_models,
+        decode_tokens=a.decode_tokens, repeats=a.repeats, n_threads=a.threads, n_gpu_layers=a.gpu_layers, keep_models=a.keep_models,
         fresh=a.fresh, progress=not a.no_progress,
         encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
     sweep = Sweep(opts)

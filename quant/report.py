@@ -107,8 +107,8 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
                                          "encoders": encoder_rows or []}, indent=2))
     md = [f"# Quantization sweep: {meta.get('source', '')}", "",
           f"Reference: {meta.get('reference_type')} ({meta.get('reference')}). Quality is measured against it "
-          f"over {meta.get('n_eval_tokens', '?')} tokens of evaluation text; decisions over "
-          f"{meta.get('n_chunks', 0)} chunks of {meta.get('stream_source', 'no stream')}.", "",
+          f"over {meta.get('n_eval_tokens', '?')} tokens of evaluation text; listen/speak and delegate "
+          f"decisions over the chunk stream of {meta.get('stream_source', 'no stream')}.", "",
           markdown_table(rows), ""]
     failed = [r for r in rows if r.get("status") != "ok"]
     for r in failed:

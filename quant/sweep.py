@@ -38,6 +38,7 @@ class SweepOptions:
     max_chunks: int = 32
     n_ctx: int = 2048
     decode_tokens: int = 32
+    repeats: int = 3
     n_threads: int = 1
     n_gpu_layers: int = 0
     keep_models: bool = False
@@ -78,6 +79,8 @@ class Sweep:
         self.stream = _load_stream(opts, self.src)
         identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": _sha(json.dumps(
             self.stream.to_json())), "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
+        if opts.imatrix not in IMATRIX_MODES:  # rows made with another imatrix file would not be comparable
+            identity["imatrix_file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
         self.state = SweepState(self.out, identity, fresh=opts.fresh)
         self.ref_dir = self.out / "reference"
         self.ref_dir.mkdir(exist_ok=True)
@@ -107,7 +110,8 @@ class Sweep:
         job = Job(model=str(model), type=t.name, imatrix=imx, role=role, ref_dir=str(self.ref_dir),
                   text=self.opts.text, out=str(self.out / f".row-{key}.json"), stream=str(self.stream_path),
                   max_tokens=self.opts.max_tokens, n_ctx=self.opts.n_ctx, n_threads=self.opts.n_threads,
-                  n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens)
+                  n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,
+                  repeats=self.opts.repeats)
         job_path = self.out / f".job-{key}.json"
         job_path.write_text(json.dumps(asdict(job)))
         env = dict(os.environ)
