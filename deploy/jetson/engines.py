@@ -2,7 +2,10 @@
 """Build or refresh a bundle's TensorRT engines on the device, keyed by TensorRT version and GPU.
 
     engines.py key                         print this device's key, e.g. trt10.3.0-orin-nano-sm87
-    engines.py refresh BUNDLE [--precision fp16|int8] [--shapes FILE] [--keep-old] [--dry-run]
+    engines.py refresh BUNDLE [--precision auto|fp16|int8] [--shapes FILE] [--keep-old] [--dry-run]
+
+Precision "auto" follows the bundle manifest: an int8 (QDQ) graph becomes an INT8 engine, the rest
+FP16. Shape profiles come from --shapes or from a manifest part's "trt_profile" ({input: [min, opt, max]}).
 
 Engines land in BUNDLE/engines/<key>/ with a stamp per engine (the ONNX file's sha256);
 BUNDLE/engines/current points at this device's key. An engine whose ONNX changed, or a key
@@ -100,7 +103,20 @@ def find_trtexec() -> str:
     return found
 
 
-def refresh(bundle: Path, precision: str = "fp16", shapes: dict | None = None, keep_old: bool = False,
+def manifest_parts(bundle: Path) -> dict[str, dict]:
+    """Bundle-relative ONNX path -> its manifest part (empty when the bundle has no manifest)."""
+    path = bundle / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        parts = json.loads(path.read_text()).get("parts", [])
+    except (json.JSONDecodeError, AttributeError):
+        raise RuntimeError(f"{path} is not a readable manifest; rebuild the bundle with venus-export build.") from None
+    return {f: part for part in parts if isinstance(part, dict) for f in part.get("files", [])
+            if str(f).endswith(".onnx")}
+
+
+def refresh(bundle: Path, precision: str = "auto", shapes: dict | None = None, keep_old: bool = False,
             dry_run: bool = False, trtexec: str | None = None, key: str | None = None) -> list[str]:
     """Rebuild what is missing or stale; returns one line per ONNX graph saying what happened."""
     if not bundle.is_dir():
@@ -109,20 +125,24 @@ def refresh(bundle: Path, precision: str = "fp16", shapes: dict | None = None, k
     if not graphs:
         raise RuntimeError(f"bundle {bundle} holds no ONNX graphs, so there is nothing to build engines from.")
     key = key or device_key()
+    parts = manifest_parts(bundle)
     root = bundle / "engines"
     out_dir = root / key
     report = []
     for onnx in graphs:
         rel = onnx.relative_to(bundle)
-        engine = out_dir / rel.with_suffix(f".{precision}.engine")
+        part = parts.get(str(rel), {})
+        want = precision if precision != "auto" else ("int8" if part.get("precision") == "int8" else "fp16")
+        profile = (shapes or {}).get(str(rel)) or part.get("trt_profile")
+        engine = out_dir / rel.with_suffix(f".{want}.engine")
         stamp_path = engine.with_suffix(".json")
         digest = sha256(onnx)
         stamp = json.loads(stamp_path.read_text()) if stamp_path.is_file() else {}
-        if engine.is_file() and stamp.get("onnx_sha256") == digest:
+        if engine.is_file() and stamp.get("onnx_sha256") == digest and stamp.get("profile") == profile:
             report.append(f"up to date  {rel} -> {engine.relative_to(bundle)}")
             continue
-        cmd = trtexec_command(trtexec or ("trtexec" if dry_run else find_trtexec()), onnx, engine, precision,
-                              (shapes or {}).get(str(rel)))
+        cmd = trtexec_command(trtexec or ("trtexec" if dry_run else find_trtexec()), onnx, engine, want,
+                              profile if isinstance(profile, dict) else None)
         if dry_run:
             report.append("would run   " + " ".join(cmd))
             continue
@@ -130,9 +150,9 @@ def refresh(bundle: Path, precision: str = "fp16", shapes: dict | None = None, k
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0 or not engine.is_file():
             tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-            raise RuntimeError(f"trtexec could not build {rel} ({precision}): {' | '.join(tail)}")
-        stamp_path.write_text(json.dumps({"onnx": str(rel), "onnx_sha256": digest, "precision": precision,
-                                          "key": key}, indent=1))
+            raise RuntimeError(f"trtexec could not build {rel} ({want}): {' | '.join(tail)}")
+        stamp_path.write_text(json.dumps({"onnx": str(rel), "onnx_sha256": digest, "precision": want,
+                                          "profile": profile, "key": key}, indent=1))
         report.append(f"built       {rel} -> {engine.relative_to(bundle)}")
     if not dry_run:
         current = root / "current"
@@ -153,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("key")
     r = sub.add_parser("refresh")
     r.add_argument("bundle", type=Path)
-    r.add_argument("--precision", choices=("fp16", "int8"), default="fp16")
+    r.add_argument("--precision", choices=("auto", "fp16", "int8"), default="auto")
     r.add_argument("--shapes", type=Path, help="JSON: {onnx path in bundle: {input: [min, opt, max]}}")
     r.add_argument("--trtexec", help="path of trtexec (default: PATH, then /usr/src/tensorrt/bin)")
     r.add_argument("--keep-old", action="store_true", help="keep engines built for other keys")

@@ -99,3 +99,19 @@ def test_dry_run_builds_nothing(bundle, trtexec) -> None:
     r = run([sys.executable, str(JETSON / "engines.py"), "refresh", str(bundle), "--dry-run"],
             env={"VENUS_TRT_VERSION": "10.3.0", "VENUS_GPU_ID": "orin"})
     assert r.returncode == 0 and r.stdout.count("would run") == 2 and not (bundle / "engines").exists()
+
+
+def test_manifest_sets_precision_and_profile(bundle, trtexec) -> None:
+    manifest = {"format": "venus-bundle", "parts": [
+        {"name": "audio-int8", "kind": "onnx", "role": "audio", "precision": "int8", "files": ["audio/encoder.onnx"],
+         "trt_profile": {"mel": ["1x80x100", "1x80x100", "1x80x3000"]}},
+        {"name": "vision-fp16", "kind": "onnx", "role": "vision", "precision": "fp16", "files": ["vision.onnx"]},
+    ]}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    assert refresh(bundle, trtexec).returncode == 0
+    audio, vision = sorted(calls(trtexec), key=lambda c: "vision" in c)
+    assert "--int8" in audio and "--maxShapes=mel:1x80x3000" in audio and "encoder.int8.engine" in audio
+    assert "--int8" not in vision and "--fp16" in vision and "Shapes" not in vision
+    (bundle / "manifest.json").write_text("{not json")
+    r = refresh(bundle, trtexec)
+    assert r.returncode == 1 and "is not a readable manifest" in r.stderr
