@@ -68,6 +68,7 @@ def make_harness(tmp: Path, caps: list, rules: list[dict] | None = None, clock: 
 
 def advance(h: Harness, clock: VirtualClock, seconds: float, step: float = 0.1) -> None:
     """Move session time forward in steps, letting workers catch up at each step."""
+    h.settle()  # tasks started before now begin waiting from now, not from a later step
     target = clock.now_ns() + int(seconds * S)
     while clock.now_ns() < target:
         clock.advance_to(min(target, clock.now_ns() + int(step * S)))
