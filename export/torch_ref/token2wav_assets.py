@@ -239,4 +239,7 @@ def write_tiny_assets(out_dir: pathlib.Path, seed: int, flow_cfg: dict[str, Any]
     with torch.no_grad():  # a voiced F0 (about 150 Hz) so the sine source path is exercised too
         hift.f0_predictor.classifier.bias.fill_(150.0)
         hift.f0_predictor.classifier.weight.mul_(5.0)
+        # Speech-like spectra: log-magnitudes around -2 rather than O(1), so the output is not clipped.
+        hift.conv_post.parametrizations.weight.original0.mul_(0.2)
+        hift.conv_post.bias[: hift.istft_params["n_fft"] // 2 + 1] = -2.0
     torch.save(hift.state_dict(), out_dir / "hift.pt")

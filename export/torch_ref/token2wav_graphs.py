@@ -92,6 +92,38 @@ class EstimatorStep(nn.Module):
         return x + dt * guided, torch.stack(cnn_out), torch.stack(att_out)
 
 
+# Resampling by an integer factor, written out so onnxruntime computes exactly what torch's
+# F.interpolate / nn.Upsample compute on CPU. onnxruntime's Resize derives coordinates from a
+# float scale and drifts by ~1e-6 samples, which the steep phase ramp turns into ~1e-4 errors.
+# torch contracts two steps into fused multiply-adds; float64 arithmetic reproduces that rounding.
+
+
+def _upsample_nearest(x: torch.Tensor, factor: int) -> torch.Tensor:
+    index = torch.arange(x.shape[2] * factor) // factor
+    return x[:, :, index]
+
+
+def _downsample_linear(x: torch.Tensor, factor: int) -> torch.Tensor:
+    """Half-pixel linear interpolation at 1/factor (even factor): the mean of the two middle samples."""
+    frames = x.shape[2] // factor
+    y = x[:, :, : frames * factor].reshape(x.shape[0], x.shape[1], -1, factor)
+    return y[..., factor // 2 - 1] * 0.5 + y[..., factor // 2] * 0.5
+
+
+def _upsample_linear(x: torch.Tensor, factor: int) -> torch.Tensor:
+    """Half-pixel linear interpolation at x factor, with torch's index and weight arithmetic."""
+    n = x.shape[2]
+    k = torch.arange(n * factor).to(torch.float64) + 0.5
+    scale = float(torch.tensor(1.0 / factor, dtype=torch.float32))
+    real = torch.clamp((k * scale - 0.5).float(), min=0.0)
+    low = torch.floor(real)
+    w1 = real - low
+    i0 = low.long()
+    i1 = torch.clamp(i0 + 1, max=n - 1)
+    a, b = x[:, :, i0], x[:, :, i1]
+    return ((b * w1).double() + a.double() * (1 - w1).double()).float()
+
+
 def fold_weight_norm(module: nn.Module) -> nn.Module:
     """A copy with every weight-norm parametrisation folded into a plain weight."""
     # torch's remove_parametrizations deletes the property from the parametrised class, which a
@@ -137,15 +169,16 @@ class HiftVocoder(nn.Module):
         """The harmonic source of SourceModuleHnNSF2 with its random draws supplied."""
         m = self.hift.m_source
         gen = m.l_sin_gen
-        f0_up = self.hift.f0_upsamp(f0[:, None]).transpose(1, 2)  # (1, L, 1)
+        factor = int(gen.upsample_scale)
+        f0_up = _upsample_nearest(f0[:, None], factor).transpose(1, 2)  # (1, L, 1)
         harmonics = torch.arange(1, gen.harmonic_num + 2, dtype=f0.dtype)
         rad = (f0_up * harmonics / gen.sampling_rate) % 1
         ini = torch.cat([torch.zeros_like(rand_ini[:, :1]), rand_ini[:, 1:]], dim=1)
         rad = torch.cat([rad[:, :1] + ini[:, None, :], rad[:, 1:]], dim=1)
-        scale = float(gen.upsample_scale)
-        rad = F.interpolate(rad.transpose(1, 2), scale_factor=1 / scale, mode="linear").transpose(1, 2)
-        phase = torch.cumsum(rad, dim=1) * 2 * math.pi
-        phase = F.interpolate(phase.transpose(1, 2) * scale, scale_factor=scale, mode="linear").transpose(1, 2)
+        rad = _downsample_linear(rad.transpose(1, 2), factor).transpose(1, 2)
+        # torch accumulates a float32 cumsum in float64; doing so explicitly keeps exported graphs equal.
+        phase = torch.cumsum(rad.double(), dim=1).float() * 2 * math.pi
+        phase = _upsample_linear(phase.transpose(1, 2) * factor, factor).transpose(1, 2)
         sines = torch.sin(phase) * gen.sine_amp
         uv = (f0_up > gen.voiced_threshold).to(f0.dtype)
         noise_amp = uv * gen.noise_std + (1 - uv) * gen.sine_amp / 3
