@@ -311,13 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--encoder", default="", help="comma-separated encoder precisions (default: fp16,int8)")
     ap.add_argument("--memory-gib", type=float, default=None, help="override the device's memory")
     ap.add_argument("--tokens-per-chunk", type=int, default=8, help="text tokens decoded per chunk")
+    ap.add_argument("--fps", type=float, default=None, help="vision frames per second (default: the device's own)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     a = ap.parse_args(argv)
     try:
         p = plan(a.device, a.variant, a.context, kv_type=a.kv, tts_type=a.tts_type,
                  llm_types=[t.strip() for t in a.llm.split(",") if t.strip()] or None,
                  encoder_precisions=[e.strip() for e in a.encoder.split(",") if e.strip()] or None,
-                 memory_gib=a.memory_gib, tokens_per_chunk=a.tokens_per_chunk)
+                 memory_gib=a.memory_gib, tokens_per_chunk=a.tokens_per_chunk, frames_per_s=a.fps)
     except ValueError as e:
         print(f"venus-export plan: {e}", file=sys.stderr)
         return 2

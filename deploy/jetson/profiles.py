@@ -33,7 +33,8 @@ def candidates(board: str) -> list[FitResult]:
     rows: list[FitResult] = []
     top = vision_fps(DEVICES[board])
     for variant in ("omni", "audio"):
-        rates = [f for f in (top, 0.2, 0.1) if f <= top] if variant == "omni" else [None]
+        # Omni without a single frame would carry the vision tower for nothing
+        rates = [f for f in (top, 0.2, 0.1) if 0 < f <= top] if variant == "omni" else [None]
         for context in CONTEXTS:
             for kv in ("f16", "q8_0"):
                 for tts in ("Q8_0", "Q4_K_M"):
