@@ -22,8 +22,16 @@ MAX_BACKCHANNEL_MS = 1200  # longer speech is taking the floor, whatever its wor
 MIN_READABLE_MS = 250  # shorter voiced speech may be the start of either: decide at the next boundary
 
 
+# Fillers the recognizer spells freely: "Mmm", "mhm", "uh-huh", "hmm", "ahh".
+_FILLER = re.compile(r"^(m+(h+m+)?|h+m+|u+h+(u+h+)?|a+h+|o+h+|u+m+|e+r+m*)$")
+
+
 def words(text: str) -> list[str]:
-    return [w for w in re.sub(r"[^a-z ]", "", text.lower().replace("-", "")).split() if w]
+    return [w for w in re.sub(r"[^a-z ]", " ", text.lower().replace("-", "")).split() if w]
+
+
+def is_backchannel_word(w: str) -> bool:
+    return w in BACKCHANNELS or bool(_FILLER.match(w))
 
 
 @dataclass
@@ -41,7 +49,7 @@ def classify(text: str, voiced_ms: float, ongoing: bool, own_words: set[str]) ->
         return Verdict("pending" if ongoing else "noise", ws)
     if own_words and len(ws) >= 2 and sum(w in own_words for w in ws) >= 0.75 * len(ws):
         return Verdict("echo", ws)
-    if all(w in BACKCHANNELS for w in ws) and voiced_ms <= MAX_BACKCHANNEL_MS:
+    if all(is_backchannel_word(w) for w in ws) and voiced_ms <= MAX_BACKCHANNEL_MS:
         if ongoing and voiced_ms < MIN_READABLE_MS:
             return Verdict("pending", ws)
         return Verdict("backchannel", ws)
@@ -50,4 +58,4 @@ def classify(text: str, voiced_ms: float, ongoing: bool, own_words: set[str]) ->
 
 def only_stop(ws: list[str]) -> bool:
     """The user only asked the assistant to stop: yield and listen, with nothing to answer."""
-    return bool(ws) and all(w in STOP_WORDS for w in ws) and any(w not in BACKCHANNELS for w in ws)
+    return bool(ws) and all(w in STOP_WORDS for w in ws) and any(not is_backchannel_word(w) for w in ws)
