@@ -74,8 +74,10 @@ class Skill:
     def _load_python(self, entry: str) -> Callable[..., Any]:
         file, _, attr = entry.partition(":")
         path = (self.root / file).resolve()
-        if self.root.resolve() not in path.parents or not path.is_file():
-            raise SkillError(f"skill {self.name}: entry file {file} is not inside {self.root}")
+        if self.root.resolve() not in path.parents:
+            raise SkillError(f"skill {self.name}: entry file {file} must be inside the skill's folder {self.root}")
+        if not path.is_file():
+            raise SkillError(f"skill {self.name}: entry file {file} does not exist in {self.root}")
         spec = importlib.util.spec_from_file_location(f"venus_skill_{self.name.replace('.', '_')}", path)
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         try:

@@ -1,0 +1,209 @@
+"""Capabilities end to end through the harness: skills, the general one over HTTP, MCP tools, multimodal."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edge.clock import VirtualClock
+from edge.harness import states as S
+from edge.harness.build import build_harness
+from edge.harness.capability import Registry
+from edge.harness.chat import OpenAIChat
+from edge.harness.multimodal import MultimodalCapability
+from edge.harness.router import choice_schema
+from edge.harness.skills import load_skills
+from fake_openai import FakeOpenAI
+from harness_helpers import Emitted, advance
+
+HERE = Path(__file__).parent
+
+
+def write_skill(root: Path, name: str, manifest: dict, files: dict[str, str]) -> None:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "skill.json").write_text(json.dumps(manifest))
+    for fname, body in files.items():
+        (d / fname).write_text(textwrap.dedent(body))
+
+
+def skills_dir(tmp: Path) -> Path:
+    root = tmp / "skills"
+    args = {"type": "object", "properties": {"value": {"type": "number"}, "unit": {"enum": ["km", "mi"]}},
+            "required": ["value", "unit"], "additionalProperties": False}
+    write_skill(root, "convert", {"name": "convert", "version": "1.0.0", "description": "Converts distances.",
+                                  "instructions": "Use for km/mile questions.", "arguments": args,
+                                  "entry": {"python": "skill.py:run"}},
+                {"skill.py": """
+                    def run(arguments, context):
+                        v = arguments["value"]
+                        return f"{v} km is {v * 0.621371:.1f} mi." if arguments["unit"] == "km" else f"{v} mi"
+                 """})
+    write_skill(root, "flaky", {"name": "flaky", "version": "0.1", "description": "Fails once, then answers.",
+                                "arguments": {"type": "object"}, "entry": {"command": [sys.executable, "run.py"]}},
+                {"run.py": """
+                    import json, pathlib, sys
+                    req = json.load(sys.stdin)
+                    mark = pathlib.Path("tried")
+                    if not mark.exists():
+                        mark.write_text("1")
+                        sys.exit(75)
+                    print(json.dumps({"text": "Attempt " + str(req["attempt"]) + " worked.", "ttl_s": 30}))
+                 """})
+    write_skill(root, "badjson", {}, {})
+    (root / "badjson" / "skill.json").write_text("{nope")
+    write_skill(root, "noentry", {"name": "noentry", "version": "1", "description": "x", "arguments": {},
+                                  "entry": {"python": "missing.py:run"}}, {})
+    write_skill(root, "badschema", {"name": "badschema", "version": "1", "description": "x",
+                                    "arguments": {"type": "nonsense"}, "entry": {"command": ["true"]}}, {})
+    write_skill(root, "noversion", {"name": "noversion", "description": "x", "arguments": {},
+                                    "entry": {"command": ["true"]}}, {})
+    return root
+
+
+def test_skills_load_and_bad_manifests_get_one_sentence_each(tmp_path):
+    skills, problems = load_skills(skills_dir(tmp_path))
+    assert sorted(s.name for s in skills) == ["convert", "flaky"]
+    assert len(problems) == 4 and all(p.startswith("skill ") and "\n" not in p for p in problems)
+    joined = " | ".join(problems)
+    assert "not valid JSON" in joined and "missing.py" in joined and "argument schema is invalid" in joined
+    assert "'version' is a required property" in joined
+
+
+def run_one(built, clock, emit, instruction, seconds=3.0):
+    h = built.harness
+    h.accept("w", instruction, 0, 0)
+    advance(h, clock, seconds)
+    return h.store.get("w")
+
+
+def test_python_skill_runs_and_invalid_arguments_are_refused(tmp_path):
+    clock, emit = VirtualClock(), Emitted()
+    cfg = {"skills": str(skills_dir(tmp_path)), "router": {"scripted": {"rules": [
+        {"match": r"(\d+) km", "capability": "convert", "arguments": {"value": 10, "unit": "km"}},
+        {"match": r"leagues", "capability": "convert", "arguments": {"value": 3, "unit": "leagues"}}]}}}
+    built = build_harness(cfg, tmp_path / "state", clock, emit)
+    item = run_one(built, clock, emit, "how far is 10 km")
+    assert item.state == S.COMPLETED and item.result == "10 kilometers is 6.2 miles."
+    built.harness.accept("w2", "three leagues in km?", 0, 1)
+    built.harness.settle()
+    bad = built.harness.store.get("w2")
+    assert bad.state == S.FAILED and "invalid arguments" in bad.reason and "leagues" in bad.reason
+    built.close()
+
+
+def test_subprocess_skill_exit_75_is_retried(tmp_path):
+    clock, emit = VirtualClock(), Emitted()
+    cfg = {"skills": str(skills_dir(tmp_path)), "backoff_s": 0.1,
+           "router": {"scripted": {"rules": [{"match": ".", "capability": "flaky", "arguments": {}}]}}}
+    built = build_harness(cfg, tmp_path / "state", clock, emit)
+    item = run_one(built, clock, emit, "anything")
+    assert item.state == S.COMPLETED and item.result == "Attempt 2 worked." and item.attempts == 2
+    assert item.expires_ns <= item.ready_ns + 30 * 10**9  # the skill's own TTL
+    built.close()
+
+
+def test_general_capability_against_an_openai_compatible_server_with_retry(tmp_path):
+    srv = FakeOpenAI(fail_first=1)
+    try:
+        clock, emit = VirtualClock(), Emitted()
+        built = build_harness({"chat": {"url": srv.url, "model": "tiny"}, "backoff_s": 0.1}, tmp_path / "s",
+                              clock, emit)
+        item = run_one(built, clock, emit, "weather in Paris?")
+        assert item.state == S.COMPLETED and item.result == "It is 21 degrees Celsius and sunny in Paris."
+        assert item.attempts == 2  # the 503 was transient
+        req = srv.requests[-1]
+        assert req["path"] == "/v1/chat/completions" and req["body"]["model"] == "tiny"
+        assert req["body"]["messages"][-1] == {"role": "user", "content": "weather in Paris?"}
+        built.close()
+    finally:
+        srv.close()
+
+
+def test_general_capability_unreachable_fails_in_words(tmp_path):
+    clock, emit = VirtualClock(), Emitted()
+    built = build_harness({"chat": {"url": "http://127.0.0.1:9/v1"}, "retries": 0}, tmp_path / "s", clock, emit)
+    item = run_one(built, clock, emit, "anything")
+    assert item.state == S.FAILED and item.notice.startswith("Sorry, I couldn't finish that: the model server")
+    built.close()
+
+
+@pytest.fixture(scope="module")
+def mcp_built(tmp_path_factory):
+    clock, emit = VirtualClock(), Emitted()
+    cfg = {"mcp": [{"name": "conv", "command": sys.executable, "args": [str(HERE / "mcp_server.py")]},
+                   {"name": "ghost", "command": "/nonexistent/server"}],
+           "router": {"scripted": {"rules": [
+               {"match": r"(\d+) celsius", "capability": "conv.celsius_to_fahrenheit",
+                "arguments": {"celsius": 21}},
+               {"match": "shout (.*)", "capability": "conv.shout", "arguments": {"text": "{1}"}},
+               {"match": "break", "capability": "conv.broken", "arguments": {"reason": "disk on fire"}},
+               {"match": "typed", "capability": "conv.celsius_to_fahrenheit", "arguments": {"celsius": "hot"}}]}}}
+    built = build_harness(cfg, tmp_path_factory.mktemp("mcp"), clock, emit)
+    yield built, clock, emit
+    built.close()
+
+
+def test_a_real_mcp_server_serves_a_tool_end_to_end(mcp_built):
+    built, clock, emit = mcp_built
+    h = built.harness
+    assert {"conv.celsius_to_fahrenheit", "conv.shout", "conv.broken"} <= set(h.registry.names())
+    assert any("ghost" in p for p in built.problems)  # a server that cannot start: one sentence, others go on
+    h.accept("m1", "what is 21 celsius in fahrenheit", 0, 0)
+    h.accept("m2", "shout hello", 0, 0)
+    h.accept("m3", "break it", 0, 0)
+    h.accept("m4", "typed wrongly", 0, 0)
+    for _ in range(100):
+        advance(h, clock, 0.1)
+        if all(h.store.get(w).state in (S.COMPLETED, S.FAILED) for w in ("m1", "m2", "m3", "m4")):
+            break
+    assert h.store.get("m1").result == "21 degrees Celsius is 69.8 degrees Fahrenheit."
+    assert h.store.get("m2").result == "HELLO."  # the tool's injected tokens are gone
+    assert h.store.get("m3").state == S.FAILED and "disk on fire" in h.store.get("m3").reason
+    assert h.store.get("m4").reason.startswith("invalid arguments")  # refused by its schema before the call
+
+
+def test_multimodal_answers_from_the_frozen_transcript(tmp_path):
+    heard = []
+
+    def transcriber(audio: np.ndarray, rate: int) -> str:
+        heard.append(len(audio) / rate)
+        return "the blue box is on the left"
+
+    reg = Registry()
+    srv = FakeOpenAI(reply="The blue box is on the left.")
+    try:
+        reg.add(MultimodalCapability(transcriber, OpenAIChat(srv.url)))
+        from edge.harness.core import Harness
+        from edge.harness.router import ScriptedRouter
+        from edge.harness.store import WorkStore
+        clock, emit = VirtualClock(), Emitted()
+        h = Harness(WorkStore(tmp_path / "w.sqlite"), reg, ScriptedRouter(
+            [{"match": "(.*)", "capability": "multimodal", "arguments": {"question": "{1}"}}]), clock, emit,
+            evidence_dir=tmp_path / "ev")
+        for k in range(20):
+            h.on_audio(k * 10**9, np.full(16000, 0.05, np.float32))
+        h.accept("w", "where is the blue box?", 15 * 10**9, 15)
+        advance(h, clock, 1)
+        assert h.store.get("w").result == "The blue box is on the left."
+        assert heard == [12.0]  # the context window before the cutoff, not what came after
+        prompt = srv.requests[-1]["body"]["messages"][-1]["content"]
+        assert "the blue box is on the left" in prompt and "where is the blue box?" in prompt
+    finally:
+        srv.close()
+
+
+def test_router_grammar_schema_constrains_each_capabilitys_arguments(tmp_path):
+    skills, _ = load_skills(skills_dir(tmp_path))
+    reg = Registry()
+    for s in skills:
+        reg.add(s)
+    schema = choice_schema(reg, [])
+    conv = next(v for v in schema["anyOf"] if v["properties"]["capability"] == {"const": "convert"})
+    assert conv["properties"]["arguments"]["required"] == ["value", "unit"]
+    from llama_cpp import LlamaGrammar
+    assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) is not None
