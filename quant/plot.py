@@ -49,7 +49,7 @@ def pareto_plot(rows: list[dict], path: Path, title: str = "") -> Path:
         ax.scatter([], [], marker="*", color="tab:red", label="reference")
         ax.scatter([], [], marker="o", color="tab:blue", label="llama.cpp quantizer")
         ax.scatter([], [], marker="s", color="tab:green", label="with imatrix")
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     fig.suptitle(title or "Quantization sweep: cost against quality (lower KL is better)")
     fig.tight_layout()
     path = Path(path)

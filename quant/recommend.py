@@ -77,7 +77,8 @@ def recommend(sweep_dir: Path, device: str, variant: str = "omni", context: int 
     realtime = [c for c in fitting if c.fit.realtime]
     pool = realtime or fitting
     if pool:
-        rec.best = min(pool, key=lambda c: (c.quality_loss, -c.fit.free_gb))
+        # equal quality (encoders not measured): the higher encoder precision, then the most memory to spare
+        rec.best = min(pool, key=lambda c: (c.quality_loss, -ONNX_BYTES.get(c.encoder, 0), -c.fit.free_gb))
         if not realtime:
             rec.notes.append("nothing that fits keeps up with real time on this device; the best fit is shown")
     return rec
