@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tqdm import tqdm
+
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.fit import ENCODER_ORDER, check_fit
@@ -146,13 +148,13 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
 
     bundle.mkdir(parents=True, exist_ok=True)
     parts, cache = [], []
-    for job in jobs:
+    for job in tqdm(jobs, desc="parts", unit="part", disable=not opts.progress, leave=False):
         old = _reusable(prev, job, bundle)
         if old is not None:
-            print(f"skip {job.name} (inputs unchanged)", file=sys.stderr)
+            tqdm.write(f"skip {job.name} (inputs unchanged)", file=sys.stderr)
             entry = old
         else:
-            print(f"make {job.name}", file=sys.stderr)
+            tqdm.write(f"make {job.name}", file=sys.stderr)
             entry = job.entry(job.run())
         (cache if job.files[0].startswith(CACHE) else parts).append(entry)
     parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)

@@ -49,6 +49,8 @@ def write_streamed(writer: GGUFWriter, tensors: list[PlannedTensor], desc: str, 
             written = 0
             for block in t.blocks():
                 block = np.ascontiguousarray(block, dtype=t.dtype)
+                if block.dtype == np.float16 and not np.isfinite(block).all():
+                    raise ExportError(f"Tensor {t.name} has values beyond float16's range, so it cannot be written as F16.")
                 block.tofile(fout)
                 written += block.nbytes
                 bar.update(block.nbytes)

@@ -91,7 +91,9 @@ TTS_PROJECTORS: dict[str, tuple[str, ...]] = {
     "default": ("linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"),
     "linear": ("linear.weight", "linear.bias"),
 }
-TTS_EXTRA_FIXED: tuple[str, ...] = ("emb_text.weight",)
+# emb_code is also the GGUF's token embedding; the runtime needs it too, since one llama.cpp batch
+# cannot mix token ids and embeddings.
+TTS_EXTRA_FIXED: tuple[str, ...] = ("emb_text.weight", "emb_code.0.weight")
 
 
 def gguf_name(target: MODEL_TENSOR, layer: int | None) -> str:

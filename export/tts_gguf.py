@@ -3,8 +3,8 @@
 The GGUF takes the LlamaModel body, the code embedding `emb_code.0` as its
 token embedding (code ids fed back as tokens) and the code head with its weight
 normalisation folded as its output; its tokenizer is "none" (6,562 codes, no
-text). The text embedding and the two projectors, which the runtime applies
-itself to build each step's input embedding, go to `tts-extras.npz`: one
+text). The text and code embeddings and the two projectors, which the runtime
+applies itself to build each step's input embedding, go to `tts-extras.npz`: one
 `.npy` per source tensor (name without `tts.`), matrices in float16, vectors in
 float32, written one array at a time.
 """

@@ -25,9 +25,6 @@ class Vocab:
     add_bos: bool = False
     chat_template: str | None = None
 
-    def id_of(self, token: str) -> int:
-        return self.tokens.index(token)
-
 
 def _token_text(value: object) -> str | None:
     """tokenizer_config.json gives special tokens as a string or as {"content": ...}."""
