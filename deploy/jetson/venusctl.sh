@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Enable, disable and check the venus-edge services.
-#   venusctl.sh enable [--board BOARD] [--user]   install units + profile, start at boot and now
+#   venusctl.sh enable [--board BOARD|none] [--user]  install units + profile, start at boot and now
 #   venusctl.sh disable [--user]                  stop and remove from boot (files stay)
 #   venusctl.sh status [--user]                   units, profile check, last log lines
 #   venusctl.sh profile BOARD [--user]            switch the board profile
@@ -53,15 +53,17 @@ run_systemctl() { [ -n "$ROOT" ] || "${SYSTEMCTL[@]}" "$@"; }
 
 set_profile() {
   local board="$1" src
+  install -d -m 0755 "$CONF"
+  [ -f "$CONF/venus-edge.env" ] || install -m 0644 "$HERE/venus-edge.env" "$CONF/venus-edge.env"
+  # desktops without a board profile: no memory check, the runtime decides
+  if [ "$board" = none ]; then rm -f "$CONF/profile.env"; echo "no board profile"; return 0; fi
   if [ -z "$board" ]; then
     board="$(venus_board "")"
     [ -n "$board" ] || die "cannot tell which Jetson this is; pass --board (one of: $(boards))."
   fi
   src="$HERE/profiles/$board.env"
   [ -f "$src" ] || die "no profile '$board'; choose one of: $(boards)."
-  install -d -m 0755 "$CONF"
   install -m 0644 "$src" "$CONF/profile.env"
-  [ -f "$CONF/venus-edge.env" ] || install -m 0644 "$HERE/venus-edge.env" "$CONF/venus-edge.env"
   echo "profile $board -> $CONF/profile.env"
 }
 

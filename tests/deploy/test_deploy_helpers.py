@@ -65,3 +65,12 @@ def test_alsa_cards_from_proc(tmp_path) -> None:
     assert devices.alsa_cards(cards) == [("hw:CARD=HDA,DEV=0", "tegra-hda - NVIDIA Jetson AGX Orin HDA"),
                                          ("hw:CARD=Device,DEV=0", "USB-Audio - USB PnP Sound Device")]
     assert devices.alsa_cards(tmp_path / "none") == []
+
+
+def test_desktop_without_a_board(tmp_path) -> None:
+    r = run([CTL, "enable", "--user", "--board", "none"], env={"VENUS_ROOT": str(tmp_path), "HOME": "/home/u"})
+    assert r.returncode == 0, r.stderr
+    conf = tmp_path / "home" / "u" / ".config" / "venus-edge"
+    assert (conf / "venus-edge.env").is_file() and not (conf / "profile.env").exists()
+    unit = tmp_path / "home" / "u" / ".config" / "systemd" / "user" / "venus-edge.service"
+    assert unit.read_text() == (JETSON / "systemd" / "venus-edge-user.service").read_text()
