@@ -94,10 +94,16 @@ def check_profile(env: dict[str, str]) -> str | None:
             f"{r.context} tokens) {r.reason}")
 
 
-# Profile settings handed to the runtime as flags, for the flags its --help offers
+# Profile and site settings handed to the runtime as flags, for the flags its --help offers
 # and VENUS_ARGS does not already set.
-PROFILE_FLAGS = (("--bundle", "VENUS_BUNDLE"), ("--video-fps", "VENUS_VISION_FPS"),
+PROFILE_FLAGS = (("--bundle", "VENUS_BUNDLE"), ("--voice", "VENUS_VOICE"), ("--video-fps", "VENUS_VISION_FPS"),
                  ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"))
+
+
+def _present(value: str) -> bool:
+    """A bundle path (or 'bundle:PATH') counts only once a bundle with a manifest is there."""
+    path = value.split(":", 1)[1] if value.startswith("bundle:") else value
+    return not (value.startswith("bundle:") or value.startswith("/")) or (Path(path) / "manifest.json").is_file()
 
 
 def runtime_argv(env: dict[str, str], help_text: str | None = None) -> list[str]:
@@ -115,7 +121,7 @@ def runtime_argv(env: dict[str, str], help_text: str | None = None) -> list[str]
     for flag, var in PROFILE_FLAGS:
         offered = re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", help_text)
         given = any(a == flag or a.startswith(flag + "=") for a in args)
-        if offered and not given and env.get(var):
+        if offered and not given and env.get(var) and _present(env[var]):
             args += [flag, env[var]]
     return [binary, *args]
 

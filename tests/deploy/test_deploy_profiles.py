@@ -103,3 +103,19 @@ def test_broken_profiles_get_one_sentence(tmp_path: Path, text, words) -> None:
 def test_missing_profile(tmp_path: Path) -> None:
     r = run([sys.executable, str(JETSON / "profiles.py"), "check", str(tmp_path / "none.env")])
     assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+@pytest.mark.parametrize("board", profiles.BOARDS)
+def test_readme_table_matches_the_profiles(board) -> None:
+    """deploy/jetson/README.md quotes the planner's figures; they must not drift from the profiles."""
+    rows = [line for line in (JETSON / "README.md").read_text().splitlines() if line.startswith(f"| {board} |")]
+    assert len(rows) == 1, f"README has no single table row for {board}"
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    p = load(board)
+    assert cells[4].strip("()") == p["VENUS_LLM_TYPE"]
+    assert (cells[5], cells[6], cells[7], cells[8]) == (p["VENUS_ENCODER_PRECISION"], p["VENUS_KV_TYPE"],
+                                                        p["VENUS_TTS_TYPE"], p["VENUS_CONTEXT"])
+    assert cells[10] == f"{float(p['VENUS_PLAN_TOTAL_GB']):.2f} GB"
+    assert cells[11] == f"{float(p['VENUS_PLAN_USABLE_GB']):.2f} GB"
+    assert cells[14] == f"{p['VENUS_PLAN_DECODE_CEILING_TPS']} tok/s"
+    assert cells[16] == p["VENUS_NVPMODEL"]

@@ -111,12 +111,19 @@ def test_missing_runtime_is_one_sentence(tmp_path) -> None:
     assert p.returncode == service.EX_CONFIG and "run setup.sh first" in err
 
 
-def test_profile_flags_only_when_the_runtime_offers_them() -> None:
+def test_profile_flags_only_when_the_runtime_offers_them(tmp_path) -> None:
     env = {"VENUS_EDGE_BIN": "venus-edge", "VENUS_ARGS": "--mic 'USB Audio' --context=2048",
-           "VENUS_CONTEXT": "4096", "VENUS_VISION_FPS": "0.5", "VENUS_BUNDLE": "/opt/venus-edge/bundle"}
+           "VENUS_CONTEXT": "4096", "VENUS_VISION_FPS": "0.5", "VENUS_BUNDLE": str(tmp_path),
+           "VENUS_VOICE": f"bundle:{tmp_path}"}
     argv = service.runtime_argv(env, help_text="  --mic M  --video-fps F  --context N  --list-devices")
     # --context is already given; --bundle is not offered by this runtime
     assert argv == ["venus-edge", "--mic", "USB Audio", "--context=2048", "--video-fps", "0.5"]
+    offers = "  --bundle DIR  --voice V  --mic M"
+    # an empty bundle folder (nothing staged yet): the embedded default runs
+    assert service.runtime_argv(env, help_text=offers) == ["venus-edge", "--mic", "USB Audio", "--context=2048"]
+    (tmp_path / "manifest.json").write_text("{}")
+    argv = service.runtime_argv(env, help_text=offers)
+    assert argv[-4:] == ["--bundle", str(tmp_path), "--voice", f"bundle:{tmp_path}"]
     with pytest.raises(SystemExit, match="not valid shell quoting"):
         service.runtime_argv({"VENUS_ARGS": "--mic 'unclosed"}, help_text="")
 
