@@ -157,6 +157,10 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
             tqdm.write(f"make {job.name}", file=sys.stderr)
             entry = job.entry(job.run())
         (cache if job.files[0].startswith(CACHE) else parts).append(entry)
+    base_shapes = {e["role"]: e["shapes"] for e in parts + cache if e["precision"] == BASE and e["kind"] == "gguf"}
+    for e in parts:
+        if e["shapes"].get("quantized_from") == BASE:  # a quantized file has its base's dimensions
+            e["shapes"] = {**base_shapes.get(e["role"], {}), **e["shapes"]}
     parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
 
     keep = {f for p in parts + cache for f in p["files"]}
