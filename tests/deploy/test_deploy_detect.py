@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, run
+from deploy_support import JETSON, run
 
 # First lines of /etc/nv_tegra_release as L4T writes them.
 R36_4_3 = "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, EABI: aarch64, DATE: Wed Jan  8 01:49:37 UTC 2025"

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, run
+from deploy_support import load_jetson, JETSON, run
 
-sys.path.insert(0, str(JETSON))
-import engines  # noqa: E402
+engines = load_jetson("engines")
 
 FAKE_TRTEXEC = """#!/usr/bin/env bash
 # records its arguments, writes the engine file like trtexec --saveEngine does

@@ -1,15 +1,13 @@
 """venusctl.sh in a fake root, and the camera/sound names from devices.py."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, run
+from deploy_support import load_jetson, JETSON, run
 
-sys.path.insert(0, str(JETSON))
-import devices  # noqa: E402
+devices = load_jetson("devices")
 
 CTL = str(JETSON / "venusctl.sh")
 

@@ -5,10 +5,9 @@ import sys
 
 import pytest
 
-from conftest import JETSON, REPO, run
+from deploy_support import REPO, run
 from export import plan as P
 
-GIB = 2**30
 
 
 def test_qwen3_8b_parameter_count_by_hand() -> None:

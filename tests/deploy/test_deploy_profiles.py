@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, run
+from deploy_support import load_jetson, JETSON, run
 
-sys.path.insert(0, str(JETSON))
-import profiles  # noqa: E402
+profiles = load_jetson("profiles")
 
 from export import plan as P  # noqa: E402
 

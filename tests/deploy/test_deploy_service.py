@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, REPO
+from deploy_support import load_jetson, JETSON, REPO
 
-sys.path.insert(0, str(JETSON))
-import service  # noqa: E402
+service = load_jetson("service")
 
 NOTIFYING_RUNTIME = """
 import os, socket, sys, time

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import JETSON, run
+from deploy_support import JETSON, run
 
 SCRIPTS = sorted(JETSON.glob("*.sh"))
 

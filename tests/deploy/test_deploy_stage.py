@@ -4,17 +4,18 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from conftest import JETSON, REPO, make_rootfs, run
+from deploy_support import JETSON, REPO, run
 
 UNITS = ("venus-firstboot.service", "venus-power.service", "venus-edge.service")
 
 
-def stage(*args: str) -> "subprocess.CompletedProcess":  # noqa: F821
+def stage(*args: str) -> subprocess.CompletedProcess:
     return run([str(JETSON / "stage.sh"), *args])
 
 
@@ -115,7 +116,7 @@ def _fake_venv(root: Path) -> None:
     py.chmod(0o755)
 
 
-def verify(root: Path, units: list[str], *, user_home: Path | None = None) -> "subprocess.CompletedProcess":  # noqa: F821
+def verify(root: Path, units: list[str], *, user_home: Path | None = None) -> subprocess.CompletedProcess:
     env = {"SYSTEMD_LOG_LEVEL": "notice"}
     if user_home is None:
         cmd = [_systemd_analyze(), "verify", f"--root={root}", "--man=no", *units]
