@@ -68,3 +68,19 @@ def test_interrupt_cuts_speech_at_the_chunk_boundary(tmp_path, speech_wav):
     _, rate, rms = energy_windows(tmp_path / "o.wav", 0.1)
     assert rms[12:28].max() > 0.01  # speaking from 1 s ...
     assert rms[31:].max() < 1e-4  # ... silent after the interrupt at 3 s
+
+
+def test_live_interrupt_stops_playback_within_100_ms(tmp_path, speech_wav):
+    script = tmp_path / "s.txt"
+    script.write_text("0 speak This is a long answer that keeps going and going for quite a while, "
+                      "certainly longer than three seconds of speech.\n2 interrupt\n")
+    cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
+                        frontend=f"scripted:{script}", voice="espeak", realtime=True)
+    assert run_session(cfg).ok
+    interrupts = [rec for rec, _ in Journal(tmp_path / "j").messages(m.Interrupt)]
+    assert len(interrupts) == 1
+    t_interrupt = interrupts[0].env.t_ns / 1e9  # when the supervisor relayed it
+    audio, rate = sf.read(str(tmp_path / "o.wav"), dtype="float32")
+    voiced = np.flatnonzero(np.abs(audio) > 1e-3)
+    assert voiced[0] / rate < t_interrupt  # it was speaking ...
+    assert voiced[-1] / rate < t_interrupt + 0.1  # ... and fell silent within 100 ms
