@@ -130,8 +130,7 @@ class DefaultFrontend:
             utt.over_playback = False  # from now on it is the user's turn
             if ended:
                 self.utt = None
-                if not barge_in.only_stop(verdict.words):
-                    self._answer(chunk, utt, out, text)
+                self._answer(chunk, utt, out, text)
 
     def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None) -> None:
         """The user's turn ended: transcribe it and start the reply."""
@@ -143,7 +142,8 @@ class DefaultFrontend:
             out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
-        if not barge_in.words(text):
+        heard = barge_in.words(text)
+        if not heard or barge_in.only_stop(heard):  # nothing said, or only "stop, wait": keep listening
             return
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()

@@ -1,9 +1,11 @@
 """A streaming speech onset/offset detector over 32 ms frames, for ducking playback on barge-in.
 
 Feed it audio as it arrives (any length); it answers with onset and offset
-events. An onset is declared after `on_frames` voiced frames in a row (two
-frames: declared 64 ms after the voice starts), an offset after `off_frames`
-quiet ones, so single clicks neither duck nor restore.
+events. An onset is declared on one frame the VAD is sure of, or on two
+frames in a row of weak VAD evidence that are also well above the noise
+floor: unvoiced starts ("s", "h") take Silero a few frames, and waiting for
+them would miss the 100 ms ducking budget. An offset needs `off_frames`
+quiet frames, so short pauses do not restore the volume mid-sentence.
 
 Wiring in the capture node (one detector per session):
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.models.vad import FRAME_NS, SileroVad
+from edge.models.vad import FRAME, FRAME_NS, SileroVad
 
 
 @dataclass
@@ -29,32 +31,48 @@ class OnsetEvent:
 
 
 class OnsetDetector:
-    def __init__(self, threads: int = 1, on_threshold: float = 0.5, off_threshold: float = 0.35,
-                 on_frames: int = 2, off_frames: int = 8, vad: SileroVad | None = None) -> None:
+    def __init__(self, threads: int = 1, on_threshold: float = 0.5, weak_threshold: float = 0.15,
+                 off_threshold: float = 0.35, off_frames: int = 8, vad: SileroVad | None = None) -> None:
         self.vad = vad or SileroVad(threads)
-        self.on_threshold, self.off_threshold = on_threshold, off_threshold
-        self.on_frames, self.off_frames = on_frames, off_frames
+        self.on_threshold, self.weak_threshold, self.off_threshold = on_threshold, weak_threshold, off_threshold
+        self.off_frames = off_frames
         self.speaking = False
-        self._run = 0  # consecutive frames against the current state
-        self._run_start_ns = 0
+        self.noise_rms = 0.0  # running floor of the quiet frames
+        self._weak_since: int | None = None
+        self._quiet = 0
+        self._quiet_since = 0
 
     def reset(self, t_ns: int = 0) -> None:
         self.vad.reset(t_ns)
-        self.speaking, self._run = False, 0
+        self.speaking, self._weak_since, self._quiet = False, None, 0
 
     def feed(self, audio: np.ndarray, t_ns: int | None = None) -> list[OnsetEvent]:
         events = []
-        for fp in self.vad.feed(audio, t_ns):
-            against = fp.prob < self.off_threshold if self.speaking else fp.prob >= self.on_threshold
-            if not against:
-                self._run = 0
-                continue
-            if self._run == 0:
-                self._run_start_ns = fp.t_start_ns
-            self._run += 1
-            if self._run >= (self.off_frames if self.speaking else self.on_frames):
-                self.speaking = not self.speaking
-                self._run = 0
-                events.append(OnsetEvent("onset" if self.speaking else "offset", self._run_start_ns,
-                                         fp.t_start_ns + FRAME_NS))
+        start = len(self.vad._pending)
+        buf = np.concatenate([self.vad._pending, np.asarray(audio, np.float32)])
+        for k, fp in enumerate(self.vad.feed(audio, t_ns)):
+            frame = buf[k * FRAME:(k + 1) * FRAME] if start + len(audio) >= (k + 1) * FRAME else buf[:0]
+            rms = float(np.sqrt(np.mean(frame ** 2))) if len(frame) else 0.0
+            end_ns = fp.t_start_ns + FRAME_NS
+            if not self.speaking:
+                loud = rms >= max(0.003, 4.0 * self.noise_rms)
+                if fp.prob >= self.on_threshold or (fp.prob >= self.weak_threshold and loud
+                                                     and self._weak_since is not None):
+                    onset = self._weak_since if self._weak_since is not None else fp.t_start_ns
+                    self.speaking, self._quiet, self._weak_since = True, 0, None
+                    events.append(OnsetEvent("onset", onset, end_ns))
+                elif fp.prob >= self.weak_threshold and loud:
+                    self._weak_since = fp.t_start_ns
+                else:
+                    self._weak_since = None
+                    self.noise_rms = rms if self.noise_rms == 0.0 else 0.95 * self.noise_rms + 0.05 * rms
+            elif fp.prob < self.off_threshold:
+                if self._quiet == 0:
+                    self._quiet_since = fp.t_start_ns
+                self._quiet += 1
+                if self._quiet >= self.off_frames:
+                    self.speaking = False
+                    events.append(OnsetEvent("offset", self._quiet_since, end_ns))
+            else:
+                self._quiet = 0
         return events

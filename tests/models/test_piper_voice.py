@@ -1,0 +1,44 @@
+"""The Piper voice from phoneme ids: espeak-ng phonemes, the voice's id map, audio the recognizer can read."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from edge.models.locate import PIPER_JOE_CONFIG
+from edge.models.phonemes import Phonemizer, phoneme_ids
+from edge.models.piper_voice import PiperVoice
+from kernels.resample import resample
+
+from conftest import normalize
+
+
+@pytest.fixture(scope="module")
+def voice():
+    return PiperVoice()
+
+
+def test_ids_are_bos_pad_interleaved_eos():
+    id_map = json.loads(PIPER_JOE_CONFIG.locate().read_text())["phoneme_id_map"]
+    ids = phoneme_ids("hˈa", id_map)
+    assert ids[:2] == id_map["^"] + id_map["_"] and ids[-1:] == id_map["$"]
+    assert ids[2:-1] == id_map["h"] + [0] + id_map["ˈ"] + [0] + id_map["a"] + [0]
+
+
+def test_clause_punctuation_is_kept():
+    ph = Phonemizer().phonemes("Hello there, how are you?")
+    assert "," in ph and ph.endswith("?") and "h" in ph
+
+
+def test_streams_one_piece_per_sentence(voice):
+    pieces = list(voice.synthesize("Hello there. Two plus two is four! Goodbye."))
+    assert len(pieces) == 3 and all(p.dtype == np.float32 and len(p) > 2000 for p in pieces)
+    assert voice.sample_rate == 22050
+
+
+def test_speech_reads_back(voice, transcriber):
+    audio = np.concatenate(list(voice.synthesize("Two plus two is four.")))
+    assert 0.8 < len(audio) / voice.sample_rate < 4.0
+    text = normalize(transcriber.transcribe(resample(audio, voice.sample_rate, 16000)))
+    assert "four" in text.split(), text
