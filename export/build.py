@@ -38,6 +38,7 @@ class BuildOptions:
     encoders: list[str] = field(default_factory=lambda: ["fp16"])
     device: str = "cpu"
     context: int = 4096
+    kv_type: str = "f16"
     dry_run: bool = False
     progress: bool = True
     threads: int = 0
@@ -127,7 +128,7 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     reader = CheckpointReader(checkpoint)
     _validate(opts)
     fit = check_fit(reader.config, reader.variant, opts.device, opts.types, opts.encoders, opts.tts_types[0],
-                    opts.context)
+                    opts.context, opts.kv_type)
     prev = try_load_manifest(bundle) if bundle.is_dir() else None
     manifest = new_manifest(reader.variant)
     tools = manifest["tools"]

@@ -30,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--encoders", type=_csv, default=["fp16"], help="ONNX precisions: fp32,fp16,int8")
     b.add_argument("--device", default="cpu", help="target device (see venus-export plan)")
     b.add_argument("--context", type=int, default=4096, help="LLM context the fit check plans for")
+    b.add_argument("--kv", default="f16", help="KV cache type the fit check plans for (f16, q8_0, q4_0)")
     b.add_argument("--threads", type=int, default=0, help="quantizer threads (0: up to 4)")
     b.add_argument("--dry-run", action="store_true", help="print what would be built and stop")
     b.add_argument("--no-progress", action="store_true")
@@ -79,7 +80,7 @@ def _run(args: argparse.Namespace) -> int:
         from export.build import BuildOptions, build
 
         opts = BuildOptions(types=args.types, tts_types=args.tts_types, encoders=args.encoders, device=args.device,
-                            context=args.context, dry_run=args.dry_run, progress=not args.no_progress,
+                            context=args.context, kv_type=args.kv, dry_run=args.dry_run, progress=not args.no_progress,
                             threads=args.threads)
         manifest = build(args.checkpoint, args.out, opts)
         if not args.dry_run:
