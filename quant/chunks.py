@@ -8,6 +8,7 @@ and only their decisions can differ.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ class ChunkRecord:
     inputs: list[Segment]  # prefilled in order before the decision
     output: str = ""  # recorded output, forced after the decision (special tokens parsed)
     close: str = "</unit>"  # fed after the output
+    audio: np.ndarray | None = None  # the chunk's recorded 16 kHz audio, until an encoder turns it into a segment
 
 
 @dataclass
@@ -35,28 +37,46 @@ class ChunkStream:
     source: str  # where the stream came from, for the report
     chunks: list[ChunkRecord] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        def seg(s: Segment):
-            return s if isinstance(s, str) else {"embeddings": np.asarray(s, dtype=np.float32).tolist()}
+    def _split(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON for the text, and the embedding segments as named arrays."""
+        arrays: dict[str, np.ndarray] = {}
 
-        return {"source": self.source, "chunks": [
-            {"index": c.index, "inputs": [seg(s) for s in c.inputs], "output": c.output, "close": c.close}
-            for c in self.chunks]}
+        def seg(c: ChunkRecord, j: int, s: Segment):
+            if isinstance(s, str):
+                return s
+            key = f"c{c.index}_{j}"
+            arrays[key] = np.asarray(s, dtype=np.float32)
+            return {"embeddings": key}
 
-    @classmethod
-    def from_json(cls, data: dict) -> "ChunkStream":
-        def seg(s) -> Segment:
-            return s if isinstance(s, str) else np.asarray(s["embeddings"], dtype=np.float32)
+        doc = {"source": self.source, "chunks": [
+            {"index": c.index, "inputs": [seg(c, j, s) for j, s in enumerate(c.inputs)], "output": c.output,
+             "close": c.close} for c in self.chunks]}
+        return doc, arrays
 
-        return cls(data["source"], [ChunkRecord(c["index"], [seg(s) for s in c["inputs"]], c["output"], c["close"])
-                                    for c in data["chunks"]])
+    def digest(self) -> str:
+        doc, arrays = self._split()
+        h = hashlib.sha256(json.dumps(doc, sort_keys=True).encode())
+        for k in sorted(arrays):
+            h.update(k.encode() + arrays[k].tobytes())
+        return h.hexdigest()[:16]
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_json()))
+        doc, arrays = self._split()
+        path.write_text(json.dumps(doc))
+        if arrays:
+            np.savez(path.with_suffix(".npz"), **arrays)
 
     @classmethod
     def load(cls, path: Path) -> "ChunkStream":
-        return cls.from_json(json.loads(path.read_text()))
+        doc = json.loads(path.read_text())
+        npz = path.with_suffix(".npz")
+        arrays = dict(np.load(npz)) if npz.is_file() else {}
+
+        def seg(s) -> Segment:
+            return s if isinstance(s, str) else arrays[s["embeddings"]]
+
+        return cls(doc["source"], [ChunkRecord(c["index"], [seg(s) for s in c["inputs"]], c["output"], c["close"])
+                                   for c in doc["chunks"]])
 
 
 def stream_from_text(text: str, words_per_chunk: int = 6, max_chunks: int = 24) -> ChunkStream:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from quant.chunks import ChunkStream, replay
 from quant.engine import LlamaSession
-from quant.metrics import compare_distributions, embedding_error, log_softmax
+from quant.metrics import compare_distributions, decision_agreement, embedding_error, log_softmax
 
 PRECISIONS = ("fp32", "fp16", "int8")
 N_SAMPLES = 4
@@ -118,9 +119,24 @@ def _file_mb(path: Path) -> float:
     return (path.stat().st_size + (data.stat().st_size if data.is_file() else 0)) / 1e6
 
 
+def _decisions(session: LlamaSession, raw: ChunkStream | None, graph: Path) -> list | None:
+    """The reference LLM's chunk decisions when the recorded audio goes through `graph`."""
+    from quant.sweep import embed_audio
+
+    if raw is None or not any(c.audio is not None for c in raw.chunks):
+        return None
+    stream = embed_audio(raw, graph, session.n_embd, threads=1)
+    if "audio not embedded" in stream.source:
+        return None
+    try:
+        return replay(session, stream)
+    except ValueError:  # no protocol tokens in this vocabulary
+        return None
+
+
 def sweep_part(part: str, files: dict[str, Path], precisions: list[str], reference_gguf: Path | None,
-               work: Path, threads: int = 1) -> list[dict]:
-    """Rows for one encoder part: every precision against FP32."""
+               work: Path, threads: int = 1, raw_stream: ChunkStream | None = None) -> list[dict]:
+    """Rows for one encoder part: every precision against FP32 (and, for audio with a journal, its decisions)."""
     if "fp32" not in files:
         return [{"part": part, "precision": p, "status": "failed",
                  "error": f"the bundle has no FP32 {part} graph to compare with"} for p in precisions]
@@ -129,6 +145,8 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
     session = LlamaSession(reference_gguf, n_ctx=512, n_threads=threads) if reference_gguf else None
     try:
         ref_logits = _llm_logits(session, ref)
+        replaying = part == "audio" and session is not None
+        ref_decisions = _decisions(session, raw_stream, files["fp32"]) if replaying else None
         rows = []
         for p in precisions:
             row = {"part": part, "precision": p}
@@ -148,6 +166,9 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
                 row.update(llm_kl=stats.kl_mean, llm_top1=stats.top1)
             else:
                 row["note"] = "embedding width differs from the LLM's; effect on the LLM not measured"
+            if ref_decisions is not None:
+                decisions = _decisions(session, raw_stream, path)
+                row["decision_agree"], row["delegate_agree"] = decision_agreement(ref_decisions, decisions)
             rows.append(row)
         return rows
     finally:
@@ -167,13 +188,14 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
     rows = []
     for part, files in sorted(parts.items()):
         rows += sweep_part(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
-                           threads=sweep.opts.n_threads)
+                           threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None)
     return rows
 
 
 _COLS = [("part", "part", "{}"), ("precision", "precision", "{}"), ("size_mb", "size MB", "{:.2f}"),
          ("max_abs", "max err", "{:.2e}"), ("mean_abs", "mean err", "{:.2e}"), ("min_cosine", "min cos", "{:.5f}"),
-         ("llm_kl", "LLM KL", "{:.2e}"), ("llm_top1", "LLM top-1", "{:.3f}"), ("ms_per_call", "ms/call", "{:.1f}"),
+         ("llm_kl", "LLM KL", "{:.2e}"), ("llm_top1", "LLM top-1", "{:.3f}"),
+         ("decision_agree", "listen/speak", "{:.3f}"), ("delegate_agree", "delegate", "{:.3f}"), ("ms_per_call", "ms/call", "{:.1f}"),
          ("status", "status", "{}")]
 
 

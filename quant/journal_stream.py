@@ -4,13 +4,16 @@ Per chunk the journal holds the frontend's decision (listen/speak, the words
 spoken, what it heard, turn end), its delegate spans and the harness results
 delivered before it. The input of a chunk is `<unit>` and the heard text
 (harness results before it as `<backend>…</backend>`); the recorded output
-is rebuilt in protocol tokens and forced after the decision is read. Audio
-and frames enter only through their transcript: embedding them needs the
-bundle's encoders, which the encoder sweep measures separately.
+is rebuilt in protocol tokens and forced after the decision is read. The
+recorded audio of each chunk is kept; when the sweep has the bundle's audio
+encoder it becomes embeddings after `<unit>` (quant.sweep.embed_audio).
+Video frames are not replayed.
 """
 from __future__ import annotations
 
 from pathlib import Path
+
+import numpy as np
 
 from quant.chunks import ChunkRecord, ChunkStream
 
@@ -32,9 +35,12 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     spans: dict[int, list[str]] = {}
     backend_before: dict[int, list[str]] = {}
     pending_results: list[str] = []
-    for _, msg in journal.messages():
+    audio: dict[int, np.ndarray] = {}
+    for rec, msg in journal.messages():
         kind = msg.TYPE
-        if kind == "backend_result" and getattr(msg, "kind", "result") == "result":
+        if kind == "audio_chunk" and rec.env.payload and msg.index not in audio:
+            audio[msg.index] = np.frombuffer(rec.env.payload[0], dtype="<i2").astype(np.float32) / 32768.0
+        elif kind == "backend_result" and getattr(msg, "kind", "result") == "result":
             pending_results.append(msg.text)
         elif kind == "delegate_request":
             spans.setdefault(msg.index, []).append(msg.instruction)
@@ -50,5 +56,6 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
         d = decisions[index]
         inputs = [f"<backend>{t}</backend>" for t in backend_before.get(index, [])]
         inputs.append("<unit>" + (d.user_text or ""))
-        chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end)))
+        chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end),
+                                  audio=audio.get(index)))
     return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)

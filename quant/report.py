@@ -95,7 +95,7 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
     if encoder_rows:
         paths["encoders_csv"] = out / "encoders.csv"
         fields = ["part", "precision", "status", "size_mb", "max_abs", "mean_abs", "rel_rms", "min_cosine", "llm_kl",
-                  "llm_top1", "ms_per_call", "derived", "file", "error", "note"]
+                  "llm_top1", "decision_agree", "delegate_agree", "ms_per_call", "derived", "file", "error", "note"]
         with open(paths["encoders_csv"], "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
             w.writeheader()

@@ -55,3 +55,18 @@ def test_encoders_of_a_bare_gguf_are_explained(tiny_gguf, tmp_path):
                                  "--threads", "1", "--no-progress", "-o", str(tmp_path / "s"))
     assert rc == 0, stderr
     assert "a bare GGUF has no encoders" in (tmp_path / "s" / "report.md").read_text()
+
+
+def test_journal_audio_goes_through_the_bundle_encoder(tiny_gguf, journal, tmp_path):
+    bundle = write_tiny_bundle(tmp_path / "bundle", tiny_gguf)
+    out = tmp_path / "s"
+    rc, _, stderr = run_cli("sweep", str(bundle), "--types", "F16,Q8_0,Q4_K_M", "--encoders", "fp32,fp16,int8",
+                            "--journal", str(journal), "--threads", "1", "--no-progress", "-o", str(out))
+    assert rc == 0, stderr
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["stream_source"].endswith("+ audio through audio-fp32.onnx")
+    assert (out / "stream.npz").is_file()  # the embedded audio every precision replays
+    assert all(r["n_chunks"] == 9 for r in data["rows"])
+    enc = {r["precision"]: r for r in data["encoders"]}
+    assert enc["fp32"]["decision_agree"] == 1.0
+    assert all(0 <= r["decision_agree"] <= 1 for r in enc.values())
