@@ -297,6 +297,8 @@ def format_plan(p: Plan) -> str:
         lines.append(f"choose {best.llm_type} + {best.encoder_precision} encoders ({best.reason[:-1]}); "
                      f"decode ceiling {best.decode_ceiling_tps} tok/s, {pace} "
                      f"({best.chunk_s:.2f} s of compute per 1 s chunk).")
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in best.parts_gb.items() if v)
+        lines.append(f"its parts (GB): {parts}")
     return "\n".join(lines)
 
 

@@ -73,11 +73,14 @@ install_apt() {
 }
 
 pip_in() {
+  # JetPack's OpenCV (seen through system site packages) is built against NumPy 1.x:
+  # a NumPy 2 in the venv would break `import cv2`, so every install is held below 2.
+  printf 'numpy<2\n' >"$VENV/constraints.txt"
   # Offline when a wheel folder was staged; otherwise PyPI plus NVIDIA's Jetson index.
   if [ -n "$WHEELS" ]; then
-    "$VENV/bin/pip" install -q --no-index --find-links "$WHEELS" "$@"
+    "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --no-index --find-links "$WHEELS" "$@"
   else
-    "$VENV/bin/pip" install -q --extra-index-url "$PIP_INDEX" "$@"
+    "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --extra-index-url "$PIP_INDEX" "$@"
   fi
 }
 

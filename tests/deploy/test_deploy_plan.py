@@ -109,7 +109,9 @@ def test_bad_input_gets_one_sentence(kwargs, words) -> None:
 def test_cli_table_and_exit_codes(capsys) -> None:
     assert P.main(["--device", "orin-agx-64", "--variant", "omni", "--context", "8192"]) == 0
     out = capsys.readouterr().out
-    assert "Jetson AGX Orin 64GB" in out and "Q4_K_M" in out and out.strip().splitlines()[-1].startswith("choose ")
+    last = out.strip().splitlines()[-2:]
+    assert "Jetson AGX Orin 64GB" in out and "Q4_K_M" in out and last[0].startswith("choose ")
+    assert last[1].startswith("its parts (GB): llm ") and "kv_cache" in last[1]
     assert P.main(["--device", "orin-nano-4", "--variant", "audio"]) == 1
     assert "nothing fits orin-nano-4" in capsys.readouterr().out
     assert P.main(["--device", "pi5"]) == 2
