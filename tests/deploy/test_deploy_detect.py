@@ -1,6 +1,7 @@
 """setup.sh's detection against recorded /etc/nv_tegra_release, device-tree and meminfo contents."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,32 @@ def test_unknown_power_mode_lists_the_ones_there(tmp_path) -> None:
     r = run([str(JETSON / "power.sh"), "mode-id", "MAXN", str(conf)])
     assert r.returncode == 1
     assert "modes there: 15W 7W MAXN_SUPER" in r.stderr and "CPU_ONLINE" not in r.stderr
+
+
+def _stub(bin_dir: Path, name: str, body: str) -> None:
+    exe = bin_dir / name
+    exe.write_text(f"#!/usr/bin/env bash\necho \"{name} $*\" >> \"{bin_dir}/calls\"\n{body}\n")
+    exe.chmod(0o755)
+
+
+def test_power_apply_sets_the_mode_and_clocks(tmp_path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    conf = tmp_path / "nvpmodel.conf"
+    conf.write_text(NVPMODEL_NANO)
+    _stub(bin_dir, "nvpmodel", 'if [ "$1" = -q ]; then printf "NV Power Mode: 15W\\n0\\n"; fi')
+    _stub(bin_dir, "jetson_clocks", 'if [ "$1" = --store ]; then echo saved > "$2"; fi')
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "VENUS_NVPMODEL_CONF": str(conf),
+           "VENUS_STATE_DIR": str(tmp_path / "state"), "VENUS_NVPMODEL": "MAXN_SUPER", "VENUS_SWAP_GB": "0"}
+    r = run([str(JETSON / "power.sh"), "apply"], env=env)
+    assert r.returncode == 0, r.stderr
+    calls = (bin_dir / "calls").read_text().splitlines()
+    assert "nvpmodel -m 2" in calls  # MAXN_SUPER is id 2 in this module's nvpmodel.conf
+    assert calls[-2:] == [f"jetson_clocks --store {tmp_path / 'state' / 'clocks.conf'}", "jetson_clocks "]
+    r = run([str(JETSON / "power.sh"), "restore"], env=env)
+    assert r.returncode == 0
+    assert (bin_dir / "calls").read_text().splitlines()[-1] == f"jetson_clocks --restore {tmp_path / 'state' / 'clocks.conf'}"
+    # already in the wanted mode: nvpmodel is only queried
+    (bin_dir / "calls").unlink()
+    r = run([str(JETSON / "power.sh"), "apply"], env={**env, "VENUS_NVPMODEL": "15W"})
+    assert r.returncode == 0 and not any(c.startswith("nvpmodel -m") for c in (bin_dir / "calls").read_text().splitlines())
