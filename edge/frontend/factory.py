@@ -1,8 +1,7 @@
 """Frontends by name: `scripted:FILE`, `null`, `default` (embedded small models), `bundle:DIR` (Venus)."""
 from __future__ import annotations
 
-import importlib
-
+from edge.plugins import build_plugin
 from edge.frontend.base import Frontend
 
 # Heavy frontends are imported only when chosen; each module exposes `build(config) -> Frontend`.
@@ -23,9 +22,5 @@ def build_frontend(spec: str, config: dict) -> Frontend:
         from edge.frontend.scripted import NullFrontend
         return NullFrontend()
     if kind in BUILDERS:
-        try:
-            module = importlib.import_module(BUILDERS[kind])
-        except ModuleNotFoundError as exc:
-            raise RuntimeError(f"the {kind} frontend is not available ({exc})") from None
-        return module.build({**config, "frontend_arg": arg})
+        return build_plugin(BUILDERS[kind], f"{kind} frontend", {**config, "frontend_arg": arg})
     raise ValueError(f"unknown frontend {spec!r}; use scripted:FILE, null, default or bundle:DIR")

@@ -1,8 +1,7 @@
 """Speech decoders by name: `espeak`, `null`, `piper` (the embedded default voice), `bundle:DIR` (Venus)."""
 from __future__ import annotations
 
-import importlib
-
+from edge.plugins import build_plugin
 from edge.speech.base import SpeechDecoder
 
 BUILDERS = {"piper": "edge.models.piper_voice", "bundle": "edge.models.venus_speech"}
@@ -17,9 +16,5 @@ def build_decoder(spec: str, config: dict) -> SpeechDecoder:
         from edge.speech.espeak import NullDecoder
         return NullDecoder()
     if kind in BUILDERS:
-        try:
-            module = importlib.import_module(BUILDERS[kind])
-        except ModuleNotFoundError as exc:
-            raise RuntimeError(f"the {kind} voice is not available ({exc})") from None
-        return module.build({**config, "voice_arg": arg})
+        return build_plugin(BUILDERS[kind], f"{kind} voice", {**config, "voice_arg": arg})
     raise ValueError(f"unknown voice {spec!r}; use espeak, piper, null or bundle:DIR")

@@ -58,10 +58,13 @@ def test_inprocess_gives_the_same_journal_contents(tmp_path, speech_wav, script)
     assert np.array_equal(wa, wb)
 
 
+LONG_THEN_INTERRUPT = ("0 speak This is a long answer that keeps going and going for quite a while, "
+                       "certainly longer than three seconds of speech.\n2 interrupt\n")
+
+
 def test_interrupt_cuts_speech_at_the_chunk_boundary(tmp_path, speech_wav):
     script = tmp_path / "s.txt"
-    script.write_text("0 speak This is a long answer that keeps going and going for quite a while, "
-                      "certainly longer than three seconds of speech.\n2 interrupt\n")
+    script.write_text(LONG_THEN_INTERRUPT)
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
                         frontend=f"scripted:{script}", voice="espeak", realtime=False)
     assert run_session(cfg).ok
@@ -72,8 +75,7 @@ def test_interrupt_cuts_speech_at_the_chunk_boundary(tmp_path, speech_wav):
 
 def test_live_interrupt_stops_playback_within_100_ms(tmp_path, speech_wav):
     script = tmp_path / "s.txt"
-    script.write_text("0 speak This is a long answer that keeps going and going for quite a while, "
-                      "certainly longer than three seconds of speech.\n2 interrupt\n")
+    script.write_text(LONG_THEN_INTERRUPT)
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
                         frontend=f"scripted:{script}", voice="espeak", realtime=True)
     assert run_session(cfg).ok
