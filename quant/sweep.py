@@ -112,7 +112,8 @@ class Sweep:
         self.out.mkdir(parents=True, exist_ok=True)
         self.src = resolve(opts.source, self.out, progress=opts.progress)
         self.raw_stream, self.stream = _load_stream(opts, self.src)
-        identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": self.stream.digest(), "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
+        identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": self.stream.digest(),
+                    "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
         if opts.imatrix not in IMATRIX_MODES:  # rows made with another imatrix file would not be comparable
             identity["imatrix_file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
         self.state = SweepState(self.out, identity, fresh=opts.fresh)

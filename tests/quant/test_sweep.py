@@ -61,3 +61,12 @@ def test_plot_is_a_png(sweep):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     img = plt.imread(png)
     assert img.shape[0] > 200 and img.shape[1] > 400
+
+
+def test_report_command_reprints_with_another_budget(sweep):
+    from conftest import run_cli
+
+    rc, out, _ = run_cli("report", str(sweep[0]), "--budget", "1.5MB")
+    assert rc == 0
+    # Q8_0 (1.84 MB) is over the budget; Q6_K (1.42 MB) is the closest to F16 under it
+    assert out.strip().splitlines()[-1].startswith("best under 1.50 MB: Q6_K kl ")
