@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up venus-edge on a Jetson Orin with JetPack 6.x (L4T R36).
-#   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only] [--skip-checks]
-# (--skip-checks: image builds, where no GPU is visible; the service checks again at start)
+#   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only]
+#                          [--skip-checks] [--dry-run]
+# (--skip-checks: image builds, where no GPU is visible; the service checks again at start.
+#  --dry-run: print each command that would change the system, run none of them.)
 # Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
 # and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
 # CUDA for SM 8.7, venus-edge itself, then checks that CUDA and TensorRT are reachable.
@@ -16,6 +18,7 @@ WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdi
 SOURCE="$(cd "$HERE/../.." && pwd)"
 DETECT_ONLY=0
 SKIP_CHECKS=0
+DRY_RUN=0
 LLAMA_VERSION="0.3.36"
 LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
 APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
@@ -24,6 +27,8 @@ APT_JETPACK="python3-libnvinfer nvidia-opencv"
 
 log() { printf '[venus-setup] %s\n' "$*" >&2; }
 die() { printf '[venus-setup] %s\n' "$*" >&2; exit "${2:-1}"; }
+# Every command that changes the system goes through x, so --dry-run can show them all.
+x() { if [ "$DRY_RUN" -eq 1 ]; then printf '+ %s\n' "$*"; else "$@"; fi; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,7 +37,8 @@ while [ $# -gt 0 ]; do
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
     --detect-only) DETECT_ONLY=1; shift ;;
     --skip-checks) SKIP_CHECKS=1; shift ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --dry-run) DRY_RUN=1; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) die "unknown option '$1'; see --help." 2 ;;
   esac
 done
@@ -68,33 +74,33 @@ install_apt() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing apt packages: ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  x $sudo apt-get update -qq
+  x $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
 pip_in() {
   # JetPack's OpenCV (seen through system site packages) is built against NumPy 1.x:
   # a NumPy 2 in the venv would break `import cv2`, so every install is held below 2.
-  printf 'numpy<2\n' >"$VENV/constraints.txt"
+  [ "$DRY_RUN" -eq 1 ] || printf 'numpy<2\n' >"$VENV/constraints.txt"
   # Offline when a wheel folder was staged; otherwise PyPI plus NVIDIA's Jetson index.
   if [ -n "$WHEELS" ]; then
-    "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --no-index --find-links "$WHEELS" "$@"
+    x "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --no-index --find-links "$WHEELS" "$@"
   else
-    "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --extra-index-url "$PIP_INDEX" "$@"
+    x "$VENV/bin/pip" install -q -c "$VENV/constraints.txt" --extra-index-url "$PIP_INDEX" "$@"
   fi
 }
 
 make_venv() {
   # System site packages: TensorRT's Python bindings and OpenCV with GStreamer come from JetPack.
-  [ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv --system-site-packages "$VENV"; }
-  "$VENV/bin/python" -m pip install -q --upgrade pip wheel setuptools 2>/dev/null || true
+  [ -x "$VENV/bin/python" ] || { log "creating $VENV"; x python3 -m venv --system-site-packages "$VENV"; }
+  x "$VENV/bin/python" -m pip install -q --upgrade pip wheel setuptools 2>/dev/null || true
 }
 
 install_onnxruntime() {
   "$VENV/bin/python" -c 'import onnxruntime as o, sys; sys.exit("TensorrtExecutionProvider" not in o.get_available_providers())' \
     2>/dev/null && return 0
   # The CPU build overwrites the GPU one (same module name): never keep both.
-  "$VENV/bin/pip" uninstall -y -q onnxruntime 2>/dev/null || true
+  x "$VENV/bin/pip" uninstall -y -q onnxruntime 2>/dev/null || true
   log "installing onnxruntime-gpu from ${WHEELS:-$PIP_INDEX}"
   pip_in onnxruntime-gpu
 }
@@ -107,14 +113,17 @@ install_llama() {
   dir="$CACHE/wheels/llama-cpp-python-$LLAMA_VERSION-$key"
   if ! ls "$dir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     log "building llama-cpp-python $LLAMA_VERSION with CUDA for SM 8.7 (20-40 minutes on an Orin)"
-    mkdir -p "$dir.tmp"
+    x mkdir -p "$dir.tmp"
     local src="llama-cpp-python==$LLAMA_VERSION" find=()
     [ -n "$WHEELS" ] && find=(--no-index --find-links "$WHEELS")
-    PATH="/usr/local/cuda/bin:$PATH" CUDACXX=/usr/local/cuda/bin/nvcc CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
+    # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and could hand back a CPU-only build
+    x env PATH="/usr/local/cuda/bin:$PATH" CUDACXX=/usr/local/cuda/bin/nvcc CMAKE_ARGS="$LLAMA_CMAKE_ARGS" \
       "$VENV/bin/pip" wheel -q --no-deps --no-cache-dir "${find[@]}" "$src" -w "$dir.tmp"
-    rm -rf "$dir"; mv "$dir.tmp" "$dir"
+    x rm -rf "$dir"
+    x mv "$dir.tmp" "$dir"
   fi
-  "$VENV/bin/pip" install -q --no-deps --force-reinstall "$dir"/llama_cpp_python-*.whl
+  local wheel=("$dir"/llama_cpp_python-*.whl)
+  x "$VENV/bin/pip" install -q --no-deps --force-reinstall "${wheel[@]}"
 }
 
 install_venus() {
@@ -134,7 +143,7 @@ post_checks() {
     || { log "FAIL: onnxruntime has no TensorRT provider; check that onnxruntime-gpu came from $PIP_INDEX."; fail=1; }
   "$VENV/bin/python" -c 'import tensorrt; print("TensorRT", tensorrt.__version__)' >&2 \
     || log "warning: the tensorrt Python module is missing; install python3-libnvinfer (engines then build with trtexec)."
-  "$VENV/bin/python" -c 'import cv2, sys; sys.exit("GStreamer:                   YES" not in cv2.getBuildInformation())' 2>/dev/null \
+  "$VENV/bin/python" -c 'import cv2, re, sys; sys.exit(not re.search(r"GStreamer:\s*YES", cv2.getBuildInformation()))' 2>/dev/null \
     || log "warning: OpenCV without GStreamer; CSI cameras (nvarguscamerasrc) need JetPack's OpenCV (nvidia-opencv)."
   [ "$fail" -eq 0 ] || die "set-up finished with failures (above)."
   log "ready: $VENV/bin/venus-edge; board profile: $HERE/profiles/${BOARD:-<board>}.env"
@@ -147,4 +156,4 @@ make_venv
 install_onnxruntime
 install_llama
 install_venus
-[ "$SKIP_CHECKS" -eq 1 ] || post_checks
+[ "$SKIP_CHECKS" -eq 1 ] || [ "$DRY_RUN" -eq 1 ] || post_checks

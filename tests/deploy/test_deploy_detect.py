@@ -179,3 +179,29 @@ def test_power_apply_sets_the_mode_and_clocks(tmp_path) -> None:
     (bin_dir / "calls").unlink()
     r = run([str(JETSON / "power.sh"), "apply"], env={**env, "VENUS_NVPMODEL": "15W"})
     assert r.returncode == 0 and not any(c.startswith("nvpmodel -m") for c in (bin_dir / "calls").read_text().splitlines())
+
+
+def test_setup_dry_run_shows_the_jetson_builds(tmp_path) -> None:
+    root = fake_root(tmp_path, R36_4_0, "NVIDIA Jetson Orin NX Developer Kit", ["nvidia,p3767-0000"])
+    env = {"VENUS_ROOT_PREFIX": str(root), "VENUS_EDGE_CACHE": str(tmp_path / "cache")}
+    r = run([str(JETSON / "setup.sh"), "--dry-run", "--prefix", str(tmp_path / "opt")], env=env)
+    assert r.returncode == 0, r.stderr
+    cmds = [line[2:] for line in r.stdout.splitlines() if line.startswith("+ ")]
+    venv = tmp_path / "opt" / "venv"
+    assert f"python3 -m venv --system-site-packages {venv}" in cmds
+    ort = cmds.index(next(c for c in cmds if c.endswith(" onnxruntime-gpu")))
+    assert cmds[ort - 1] == f"{venv}/bin/pip uninstall -y -q onnxruntime"  # never both builds in one venv
+    assert "--extra-index-url https://pypi.jetson-ai-lab.io/jp6/cu126" in cmds[ort]
+    build = next(c for c in cmds if "pip wheel " in c)
+    assert "CMAKE_ARGS=-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87" in build and "--no-cache-dir" in build
+    assert "CUDACXX=/usr/local/cuda/bin/nvcc" in build and "llama-cpp-python==0.3.36" in build
+    assert all("numpy<2" not in c for c in cmds) and all("-c " in c for c in cmds if " install -q -c" in c)
+    # offline: a staged wheel folder replaces every index
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "venus_edge-0.1.0-py3-none-any.whl").write_bytes(b"PK")
+    r = run([str(JETSON / "setup.sh"), "--dry-run", "--prefix", str(tmp_path / "opt"), "--wheels", str(wheels)],
+            env={**env, "VENUS_JETSON_PIP_INDEX": "https://example.invalid/jp6"})
+    pips = [c for c in r.stdout.splitlines() if "pip install" in c and "-c " in c]
+    assert pips and all(f"--no-index --find-links {wheels}" in c for c in pips)
+    assert pips[-1].endswith("venus-edge[jetson]") and "example.invalid" not in r.stdout
