@@ -192,7 +192,7 @@ def test_setup_dry_run_shows_the_jetson_builds(tmp_path) -> None:
     ort = cmds.index(next(c for c in cmds if c.endswith(" onnxruntime-gpu")))
     assert cmds[ort - 1] == f"{venv}/bin/pip uninstall -y -q onnxruntime"  # never both builds in one venv
     assert "--extra-index-url https://pypi.jetson-ai-lab.io/jp6/cu126" in cmds[ort]
-    build = next(c for c in cmds if "pip wheel " in c)
+    build = next(c for c in cmds if "/bin/pip wheel " in c)
     assert "CMAKE_ARGS=-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87" in build and "--no-cache-dir" in build
     assert "CUDACXX=/usr/local/cuda/bin/nvcc" in build and "llama-cpp-python==0.3.36" in build
     assert all("numpy<2" not in c for c in cmds) and all("-c " in c for c in cmds if " install -q -c" in c)
