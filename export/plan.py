@@ -28,15 +28,15 @@ class Device:
     ai_tops: float  # headline sparse INT8 TOPS; only scales the measured vision encode time
     unified: bool  # CPU and GPU share the memory (Jetson, CPU-only); False: a discrete card
     gpu: bool
-    nvpmodel: str = ""  # power mode name the profile asks for (matched against /etc/nvpmodel.conf)
+    nvpmodel: str = ""  # power mode names, first choice first (matched against /etc/nvpmodel.conf)
     swap_gb: int = 0  # swap file for CPU-side pages; CUDA allocations never swap
 
 
 DEVICES: dict[str, Device] = {d.name: d for d in (
     Device("orin-agx-64", "Jetson AGX Orin 64GB", 61.4, 1.5, 204.8, 275, True, True, "MAXN", 0),
     Device("orin-agx-32", "Jetson AGX Orin 32GB", 30.6, 1.5, 204.8, 200, True, True, "MAXN", 0),
-    Device("orin-nx-16", "Jetson Orin NX 16GB", 15.3, 1.2, 102.4, 100, True, True, "MAXN", 4),
-    Device("orin-nx-8", "Jetson Orin NX 8GB", 7.4, 1.0, 102.4, 70, True, True, "MAXN", 4),
+    Device("orin-nx-16", "Jetson Orin NX 16GB", 15.3, 1.2, 102.4, 100, True, True, "MAXN,MAXN_SUPER", 4),
+    Device("orin-nx-8", "Jetson Orin NX 8GB", 7.4, 1.0, 102.4, 70, True, True, "MAXN,MAXN_SUPER", 4),
     Device("orin-nano-8", "Jetson Orin Nano 8GB", 7.4, 1.0, 68.0, 40, True, True, "15W", 4),
     Device("orin-nano-8-super", "Jetson Orin Nano 8GB (Super, JetPack 6.2)", 7.4, 1.0, 102.0, 67, True, True,
            "MAXN_SUPER", 4),

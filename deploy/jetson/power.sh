@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Power mode, clocks and swap for the board profile (run by venus-power.service as root).
 #   power.sh apply | restore | mode-id NAME [nvpmodel.conf]
-# Profile variables: VENUS_NVPMODEL (a mode NAME from /etc/nvpmodel.conf, e.g. MAXN, 15W,
-# MAXN_SUPER) and VENUS_SWAP_GB (swap for CPU-side pages; CUDA memory never swaps).
+# Profile variables: VENUS_NVPMODEL (mode NAMEs from /etc/nvpmodel.conf, e.g. MAXN, 15W,
+# MAXN_SUPER; a comma list tries them in order) and VENUS_SWAP_GB (swap for CPU-side
+# pages; CUDA memory never swaps).
 set -euo pipefail
 
 STATE="${VENUS_STATE_DIR:-/var/lib/venus-edge}"
@@ -46,12 +47,22 @@ apply_swap() {
   swapon "$SWAPFILE" 2>/dev/null || log "swapon $SWAPFILE failed; continuing without it."
 }
 
+# VENUS_NVPMODEL may list names, first choice first (JetPack 6.2 renames some modes, e.g. MAXN_SUPER).
+pick_mode() {
+  local names name id
+  IFS=, read -ra names <<<"$1"
+  for name in "${names[@]}"; do
+    if id="$(mode_id "$name" 2>/dev/null)"; then echo "$name $id"; return 0; fi
+  done
+  mode_id "${names[0]}" >/dev/null  # says which modes there are
+}
+
 apply() {
-  local id
+  local name id
   if [ -n "${VENUS_NVPMODEL:-}" ] && command -v nvpmodel >/dev/null; then
-    if id="$(mode_id "$VENUS_NVPMODEL")"; then
-      if [ "$(nvpmodel -q 2>/dev/null | sed -n 's/^NV Power Mode: *//p')" != "$VENUS_NVPMODEL" ]; then
-        log "power mode $VENUS_NVPMODEL (id $id)"
+    if read -r name id < <(pick_mode "$VENUS_NVPMODEL"); then
+      if [ "$(nvpmodel -q 2>/dev/null | sed -n 's/^NV Power Mode: *//p')" != "$name" ]; then
+        log "power mode $name (id $id)"
         # Some switches ask to reboot; answer no here, the new mode applies after the next boot.
         echo no | nvpmodel -m "$id" || log "nvpmodel -m $id failed; staying in the current mode."
       fi

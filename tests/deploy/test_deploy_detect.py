@@ -205,3 +205,18 @@ def test_setup_dry_run_shows_the_jetson_builds(tmp_path) -> None:
     pips = [c for c in r.stdout.splitlines() if "pip install" in c and "-c " in c]
     assert pips and all(f"--no-index --find-links {wheels}" in c for c in pips)
     assert pips[-1].endswith("venus-edge[jetson]") and "example.invalid" not in r.stdout
+
+
+def test_power_mode_list_takes_the_first_present(tmp_path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    conf = tmp_path / "nvpmodel.conf"
+    conf.write_text(NVPMODEL_NANO)  # JetPack 6.2: no MAXN, but MAXN_SUPER
+    _stub(bin_dir, "nvpmodel", 'if [ "$1" = -q ]; then printf "NV Power Mode: 15W\\n0\\n"; fi')
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "VENUS_NVPMODEL_CONF": str(conf),
+           "VENUS_STATE_DIR": str(tmp_path / "state"), "VENUS_NVPMODEL": "MAXN,MAXN_SUPER", "VENUS_SWAP_GB": "0"}
+    r = run([str(JETSON / "power.sh"), "apply"], env=env)
+    assert r.returncode == 0 and "nvpmodel -m 2" in (bin_dir / "calls").read_text()
+    r = run([str(JETSON / "power.sh"), "apply"], env={**env, "VENUS_NVPMODEL": "MAXN,40W"})
+    assert r.returncode == 0 and "power mode 'MAXN' is not in" in r.stderr  # said once, the service goes on
+    assert (bin_dir / "calls").read_text().count("nvpmodel -m") == 1
