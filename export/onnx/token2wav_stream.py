@@ -129,6 +129,7 @@ class GraphStream:
         p = self.params
         mel = self._flow(np.asarray(codes), p["lookahead_codes"] if last else 0, None)
         self._trim()
+        self.last_mel = mel[0].copy()  # (80, frames): the flow's output, kept for parity checks
         mel = np.concatenate([self.hift_mel, mel], axis=2)
         rand_ini, sine_noise = self.vocoder_noise(self.calls, mel.shape[2])
         self.calls += 1

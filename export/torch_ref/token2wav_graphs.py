@@ -156,9 +156,16 @@ def _stft_kernels(n_fft: int, window: torch.Tensor) -> tuple[torch.Tensor, torch
 class HiftVocoder(nn.Module):
     """mel (1, 80, T) -> speech (1, 480*T) and source (1, 1, 480*T), noise given as inputs."""
 
-    def __init__(self, hift: nn.Module) -> None:
+    STACK = ("conv_pre", "ups", "source_downs", "source_resblocks", "resblocks", "conv_post")
+
+    def __init__(self, hift: nn.Module, half_stack: bool = False) -> None:
         super().__init__()
         self.hift = fold_weight_norm(hift)
+        # FP16 variant: only the convolution stack runs in half precision. The F0, phase and
+        # STFT/ISTFT path stays FP32 (a 0.1 Hz F0 error is a large phase error a second later).
+        self.stack_dtype = torch.float16 if half_stack else torch.float32
+        for name in self.STACK:
+            getattr(self.hift, name).to(self.stack_dtype)
         self.n_fft, self.hop = int(hift.istft_params["n_fft"]), int(hift.istft_params["hop_len"])
         analysis, synthesis = _stft_kernels(self.n_fft, hift.stft_window)
         self.register_buffer("analysis", analysis, persistent=False)
@@ -192,7 +199,9 @@ class HiftVocoder(nn.Module):
         s = torch.cat([cache_source, s[:, :, cache_source.shape[2]:]], dim=2)  # reuse the cached source
         pad = self.n_fft // 2
         spec = F.conv1d(F.pad(s, (pad, pad), mode="reflect"), self.analysis, stride=self.hop)
-        x = hift.conv_pre(mel)
+        dtype = self.stack_dtype
+        spec = spec.to(dtype)
+        x = hift.conv_pre(mel.to(dtype))
         for i in range(hift.num_upsamples):
             x = hift.ups[i](F.leaky_relu(x, hift.lrelu_slope))
             if i == hift.num_upsamples - 1:
@@ -202,7 +211,7 @@ class HiftVocoder(nn.Module):
             for j in range(1, hift.num_kernels):
                 xs = xs + hift.resblocks[i * hift.num_kernels + j](x)
             x = xs / hift.num_kernels
-        x = hift.conv_post(F.leaky_relu(x))
+        x = hift.conv_post(F.leaky_relu(x)).float()
         bins = self.n_fft // 2 + 1
         magnitude = torch.clamp(torch.exp(x[:, :bins]), max=1e2)
         phase = torch.sin(x[:, bins:])

@@ -88,6 +88,7 @@ class ReferenceStream:
             att = cache["conformer_att_cache"]
             cache["conformer_att_cache"] = torch.cat([att[:, :, :, :keep], att[:, :, :, -KEEP_RECENT_FRAMES:]], dim=3)
         self.cache = cache
+        self.last_mel = mel[0].numpy().copy()  # (80, frames): the flow's output, kept for parity checks
         mel = torch.cat([self.hift_mel, mel], dim=2)
         torch.manual_seed(self.hift_seed + self.calls)  # the vocoder draws its source noise from torch's RNG
         self.calls += 1
