@@ -9,6 +9,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PREFIX="${VENUS_PREFIX:-/opt/venus-edge}"
 CONF="${VENUS_CONF:-/etc/venus-edge}"
 
+# The service user; systemd-sysusers.service may have skipped it on an image it thinks is current.
+if command -v systemd-sysusers >/dev/null; then systemd-sysusers venus-edge.conf; fi
+
 "$HERE/setup.sh" --prefix "$PREFIX" --source "$PREFIX/src" --wheels "$PREFIX/wheels"
 
 if [ ! -f "$CONF/profile.env" ]; then

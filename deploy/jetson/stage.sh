@@ -57,13 +57,7 @@ stage_into() {
   [ -f "$root/etc/venus-edge/venus-edge.env" ] || install -m 0644 "$HERE/venus-edge.env" "$root/etc/venus-edge/venus-edge.env"
   [ -z "$BOARD" ] || install -m 0644 "$HERE/profiles/$BOARD.env" "$root/etc/venus-edge/profile.env"
   # The service user, created at boot by systemd-sysusers (no chroot into the rootfs needed).
-  cat >"$root/usr/lib/sysusers.d/venus-edge.conf" <<'EOF'
-u venus - "venus-edge assistant" /var/lib/venus-edge /usr/sbin/nologin
-m venus audio
-m venus video
-m venus render
-EOF
-  chmod 0644 "$root/usr/lib/sysusers.d/venus-edge.conf"
+  install -m 0644 "$HERE/systemd/venus-edge.sysusers" "$root/usr/lib/sysusers.d/venus-edge.conf"
   if [ "$(id -u)" -eq 0 ]; then chown -R 0:0 "$opt" "$root/etc/venus-edge"; fi
 }
 

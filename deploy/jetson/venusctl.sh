@@ -79,6 +79,8 @@ install_units() {
     for u in venus-edge.service venus-power.service venus-firstboot.service; do
       install -m 0644 "$HERE/systemd/$u" "$UNIT_DIR/$u"
     done
+    install -D -m 0644 "$HERE/systemd/venus-edge.sysusers" "$ROOT/usr/lib/sysusers.d/venus-edge.conf"
+    [ -n "$ROOT" ] || systemd-sysusers venus-edge.conf
   fi
 }
 

@@ -19,6 +19,8 @@ def make_rootfs(root: Path) -> Path:
     """A minimal stand-in for Linux_for_Tegra/rootfs: os-release and systemd's own units."""
     (root / "etc" / "systemd" / "system").mkdir(parents=True)
     (root / "etc" / "os-release").write_text('NAME="Ubuntu"\nVERSION_ID="22.04"\n')
+    (root / "etc" / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    (root / "etc" / "group").write_text("root:x:0:\naudio:x:29:\nvideo:x:44:\n")
     system_units = Path("/usr/lib/systemd/system")
     if system_units.is_dir():  # systemd-analyze --root needs sysinit.target and friends
         shutil.copytree(system_units, root / "usr" / "lib" / "systemd" / "system", symlinks=True)

@@ -53,7 +53,8 @@ def test_rootfs_layout(rootfs, bundle, tmp_path) -> None:
     profile = rootfs / "etc" / "venus-edge" / "profile.env"
     assert profile.read_text() == (JETSON / "profiles" / "orin-nx-16.env").read_text()
     assert "VENUS_ARGS=" in (rootfs / "etc" / "venus-edge" / "venus-edge.env").read_text()
-    sysusers = (rootfs / "usr" / "lib" / "sysusers.d" / "venus-edge.conf").read_text().splitlines()
+    sysusers = [line for line in (rootfs / "usr" / "lib" / "sysusers.d" / "venus-edge.conf").read_text().splitlines()
+                if line and not line.startswith("#")]
     assert sysusers[0].startswith("u venus ") and {"m venus audio", "m venus video"} <= set(sysusers)
 
 
@@ -167,3 +168,16 @@ def test_user_unit_verifies(tmp_path) -> None:
     py.chmod(0o755)
     r = verify(root, ["venus-edge.service"], user_home=home)
     assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), r.stdout + r.stderr
+
+
+def test_staged_service_user_is_valid_for_sysusers(rootfs) -> None:
+    """systemd-sysusers, run on the staged rootfs, would create the user and the missing group."""
+    exe = shutil.which("systemd-sysusers")
+    if exe is None:
+        pytest.skip("systemd-sysusers is not installed (apt package systemd)")
+    assert stage("--rootfs", str(rootfs)).returncode == 0
+    r = run([exe, f"--root={rootfs}", "--dry-run", "venus-edge.conf"])
+    assert r.returncode == 0, r.stderr
+    assert "Creating user 'venus'" in r.stdout + r.stderr and "Creating group 'render'" in r.stdout + r.stderr
+    (rootfs / "usr" / "lib" / "sysusers.d" / "broken.conf").write_text("q venus\n")
+    assert run([exe, f"--root={rootfs}", "--dry-run", "broken.conf"]).returncode != 0  # the check has teeth
