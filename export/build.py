@@ -39,6 +39,7 @@ class BuildOptions:
     device: str = "cpu"
     context: int = 4096
     kv_type: str = "f16"
+    onnx: bool = True
     dry_run: bool = False
     progress: bool = True
     threads: int = 0
@@ -58,7 +59,7 @@ class Job:
 
     def entry(self, shapes: dict) -> dict:
         return {"name": self.name, "kind": self.kind, "role": self.role, "precision": self.precision,
-                "files": self.files, "shapes": shapes, "inputs": self.inputs}
+                "files": self.files, "shapes": shapes, "inputs_key": self.inputs}
 
 
 def _validate(opts: BuildOptions) -> None:
@@ -115,7 +116,7 @@ def _reusable(prev: dict | None, job: Job, bundle: Path) -> dict | None:
     if not prev:
         return None
     for part in prev.get("parts", []) + prev.get("cache", []):
-        if part.get("name") == job.name and part.get("inputs") == job.inputs and part.get("files") == job.files:
+        if part.get("name") == job.name and part.get("inputs_key") == job.inputs and part.get("files") == job.files:
             sizes = prev.get("files", {}) | prev.get("cache_files", {})
             if all((bundle / f).is_file() and (bundle / f).stat().st_size == sizes.get(f, {}).get("size")
                    for f in job.files):
@@ -143,7 +144,8 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
         for job in jobs:
             state = "reuse" if _reusable(prev, job, bundle) else "build"
             print(f"{state:6} {job.name:16} {job.precision:8} -> {', '.join(job.files)}")
-        print(f"{'build' if onnx_available() else 'skip':6} onnx parts       {','.join(opts.encoders):8} -> onnx/")
+        state = "build" if opts.onnx and onnx_available() else "skip"
+        print(f"{state:6} onnx parts       {','.join(opts.encoders):8} -> onnx/")
         print(f"target {opts.device}: " + ("fit checked" if fit.get("checked") else "fit not checked"))
         return manifest
 
@@ -162,7 +164,8 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     for e in parts:
         if e["shapes"].get("quantized_from") == BASE:  # a quantized file has its base's dimensions
             e["shapes"] = {**base_shapes.get(e["role"], {}), **e["shapes"]}
-    parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
+    if opts.onnx:
+        parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
 
     keep = {f for p in parts + cache for f in p["files"]}
     made_before = set((prev or {}).get("files", {})) | set((prev or {}).get("cache_files", {}))

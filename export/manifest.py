@@ -7,14 +7,15 @@ manifest.json (format "venus-bundle", version 1):
   of the bundle except the manifest itself and dot-directories (build caches),
   tensorrt: {status, reason, ...}.
 
-A part entry (also what export.onnx.build_onnx_parts returns, one per graph):
-  name       unique, e.g. "llm-Q4_K_M", "vision-fp16"
-  kind       "gguf" | "onnx" | "npz" | "engine"
-  role       "llm" | "tts" | "tts-extras" | "vision" | "audio" | "token2wav-flow" | ...
-  precision  a GGUF type (F16, Q4_K_M, ...) or fp32 / fp16 / int8
-  files      bundle-relative paths of the files it consists of
-  shapes     free-form facts: dimensions, input and output shapes
-  inputs     (set by the builder) hash of everything the part was made from
+A part entry (export.onnx's entries are brought to this form by export.onnx_bridge):
+  name        unique, e.g. "llm-Q4_K_M", "vision-fp16"
+  kind        "gguf" | "onnx" | "npy" | "engine"
+  role        "llm" | "tts" | "vision" | "audio" | "token2wav_step" | ...
+  precision   a GGUF type (F16, Q4_K_M, ...) or fp32 / fp16 / int8
+  files       bundle-relative paths of the files it consists of
+  shapes      dimensions, graph inputs and outputs (name, shape, dtype)
+  inputs_key  hash of everything the part was made from (source files, options, tool versions)
+  ...         any further facts the part's builder adds (method, sources, contract)
 """
 
 from __future__ import annotations

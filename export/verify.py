@@ -110,9 +110,12 @@ def verify(bundle: Path, checkpoint: Path | None = None, n_threads: int = 1) -> 
     rows += _gguf_rows(bundle, manifest, reader, bad, n_threads)
     from export.onnx_bridge import verify_onnx
 
-    for r in verify_onnx(bundle, reader):
-        rows.append(row(str(r.get("part", "onnx")), str(r.get("check", "")), str(r.get("value", "")),
-                        str(r.get("limit", "")), bool(r.get("ok", False))))
+    onnx_bad = sorted(f for p in manifest.get("parts", []) if p.get("kind") != "gguf" for f in p["files"] if f in bad)
+    if onnx_bad:
+        rows.append(row("onnx", "parity", "not run", "files intact", False))
+    else:
+        rows += [row(str(r["part"]), str(r["check"]), str(r["value"]), str(r["limit"]), r["ok"])
+                 for r in verify_onnx(bundle, reader)]
     return rows
 
 

@@ -36,12 +36,16 @@ def test_bundle_manifest_describes_every_file(which, request):
     assert next(p for p in m["parts"] if p["name"] == "tts-F16")["shapes"]["extras"]["format"] == "npz"
 
 
-def test_verify_passes_with_parity(audio_bundle: Path, tiny_audio: Path):
-    rows = verify(audio_bundle, tiny_audio)
+def test_verify_passes_with_parity(omni_bundle: Path, tiny_omni: Path):
+    rows = verify(omni_bundle, tiny_omni)
     assert rows and all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
     checks = {(r["part"], r["check"]) for r in rows}
     assert ("llm-Q4_K_M", "KL vs torch") in checks and ("tts-F16", "top-1 vs torch") in checks
     assert ("llm-F16", "protocol tokens") in checks
+    manifest = json.loads((omni_bundle / MANIFEST).read_text())
+    for part in manifest["parts"]:
+        if part["kind"] == "onnx":  # every ONNX graph of the bundle has its parity row
+            assert any(r["part"] == part["name"] and r["ok"] for r in rows), part["name"]
 
 
 def test_verify_catches_a_flipped_byte(audio_bundle: Path, tmp_path: Path, capsys):
@@ -68,11 +72,11 @@ def test_verify_catches_a_missing_file(audio_bundle: Path, tmp_path: Path, capsy
 
 def test_rebuild_skips_unchanged_parts_and_drops_unasked_ones(tiny_audio: Path, tmp_path: Path, capsys):
     out = tmp_path / "b"
-    opts = BuildOptions(types=["F16", "Q8_0"], progress=False, threads=1)
+    opts = BuildOptions(types=["F16", "Q8_0"], onnx=False, progress=False, threads=1)
     build(tiny_audio, out, opts)
     stamp = (out / "llm" / "llm-F16.gguf").stat().st_mtime_ns
     capsys.readouterr()
-    m = build(tiny_audio, out, BuildOptions(types=["F16"], progress=False, threads=1))
+    m = build(tiny_audio, out, BuildOptions(types=["F16"], onnx=False, progress=False, threads=1))
     err = capsys.readouterr().err
     assert "skip llm-F16" in err and "skip tts-F16" in err and "make" not in err
     assert (out / "llm" / "llm-F16.gguf").stat().st_mtime_ns == stamp
