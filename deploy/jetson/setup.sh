@@ -22,7 +22,7 @@ DRY_RUN=0
 LLAMA_VERSION="0.3.36"
 LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
 APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
-# JetPack's own packages: present on a full JetPack install, added when the apt source has them.
+# JetPack's own packages: present on a full JetPack install, added when missing.
 APT_JETPACK="python3-libnvinfer nvidia-opencv"
 
 log() { printf '[venus-setup] %s\n' "$*" >&2; }
@@ -69,9 +69,10 @@ install_apt() {
   local sudo="" missing=() p
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   for p in $APT_PACKAGES; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  for p in $APT_JETPACK; do
-    dpkg -s "$p" >/dev/null 2>&1 || { apt-cache show "$p" >/dev/null 2>&1 && missing+=("$p"); } || true
-  done
+  # JetPack's packages come from NVIDIA's L4T apt source; without it (a bare image) they cannot install.
+  if [ -f "${VENUS_ROOT_PREFIX:-}/etc/apt/sources.list.d/nvidia-l4t-apt-source.list" ]; then
+    for p in $APT_JETPACK; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing apt packages: ${missing[*]}"
   x $sudo apt-get update -qq

@@ -220,3 +220,14 @@ def test_power_mode_list_takes_the_first_present(tmp_path) -> None:
     r = run([str(JETSON / "power.sh"), "apply"], env={**env, "VENUS_NVPMODEL": "MAXN,40W"})
     assert r.returncode == 0 and "power mode 'MAXN' is not in" in r.stderr  # said once, the service goes on
     assert (bin_dir / "calls").read_text().count("nvpmodel -m") == 1
+
+
+def test_setup_adds_jetpack_packages_from_nvidias_apt_source(tmp_path) -> None:
+    root = fake_root(tmp_path, R36_4_0, "NVIDIA Jetson AGX Orin", ["nvidia,p3701-0005"])
+    (root / "etc" / "apt" / "sources.list.d").mkdir(parents=True)
+    (root / "etc" / "apt" / "sources.list.d" / "nvidia-l4t-apt-source.list").write_text(
+        "deb https://repo.download.nvidia.com/jetson/common r36.4 main\n")
+    r = run([str(JETSON / "setup.sh"), "--dry-run", "--prefix", str(tmp_path / "opt")],
+            env={"VENUS_ROOT_PREFIX": str(root), "VENUS_EDGE_CACHE": str(tmp_path / "cache")})
+    install = next(line for line in r.stdout.splitlines() if "apt-get install" in line)
+    assert "python3-libnvinfer" in install and "nvidia-opencv" in install
