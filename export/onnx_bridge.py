@@ -18,10 +18,9 @@ ONNX_KINDS = ("onnx", "npy")
 def _module():
     try:
         import export.onnx as mod
-    except ModuleNotFoundError as e:
-        if e.name and e.name.startswith("export.onnx"):
-            return None
-        raise
+    except ImportError as e:  # e.g. onnx or onnxruntime not installed: GGUF parts can still be built
+        print(f"note: export.onnx cannot be imported ({e}).", file=sys.stderr)
+        return None
     return mod if hasattr(mod, "build_onnx_parts") else None
 
 
