@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
 GB = 1e9
@@ -185,7 +186,7 @@ def device(name: str) -> Device:
     return DEVICES[name]
 
 
-def _check(kind: str, value: str, table) -> str:
+def _check(kind: str, value: str, table: Iterable[str]) -> str:
     if value not in table:
         raise ValueError(f"unknown {kind} {value!r}; choose from {', '.join(table)}")
     return value
@@ -216,6 +217,10 @@ def plan_fit(device_name: str, variant: str, llm_type: str, encoder_precision: s
     _check("encoder precision", encoder_precision, ONNX_BYTES)
     _check("speech decoder precision", speech_precision, ONNX_BYTES)
     _check("KV cache type", kv_type, KV_BITS)
+    if tokens_per_chunk < 0:
+        raise ValueError(f"tokens per chunk {tokens_per_chunk} is negative; give 0 or more")
+    if memory_gib is not None and memory_gib <= 0:
+        raise ValueError(f"memory {memory_gib} GiB is not a size; give the device's memory in GiB")
     o, s = overheads or Overheads(), shape or Qwen3Shape()
     ctx = padded_context(context)
     enc_b = ONNX_BYTES[encoder_precision]

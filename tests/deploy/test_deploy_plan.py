@@ -122,3 +122,20 @@ def test_module_entry_point_runs() -> None:
     r = run([sys.executable, "-m", "export.plan", "--device", "orin-nx-16", "--json"],
             cwd=REPO)
     assert r.returncode == 0 and '"best"' in r.stdout
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(tokens_per_chunk=-1), "tokens per chunk -1 is negative"),
+    (dict(memory_gib=0), "is not a size"),
+    (dict(frames_per_s=-0.5), "frame rate -0.5 is negative"),
+])
+def test_bad_settings_get_one_sentence(kwargs, words) -> None:
+    with pytest.raises(ValueError, match=words):
+        P.plan_fit("orin-nx-16", "omni", "Q4_K_M", "fp16", 4096, **kwargs)
+
+
+def test_memory_override_changes_the_answer() -> None:
+    # the same profile checked against the memory a smaller module reports
+    assert P.plan_fit("orin-nx-16", "omni", "Q4_K_M", "fp16", 4096).fits
+    small = P.plan_fit("orin-nx-16", "omni", "Q4_K_M", "fp16", 4096, memory_gib=7.4)
+    assert not small.fits and small.usable_gb == pytest.approx(7.4 * 2**30 / 1e9 - 1.2, abs=1e-3)
