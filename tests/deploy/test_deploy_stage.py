@@ -181,3 +181,38 @@ def test_staged_service_user_is_valid_for_sysusers(rootfs) -> None:
     assert "Creating user 'venus'" in r.stdout + r.stderr and "Creating group 'render'" in r.stdout + r.stderr
     (rootfs / "usr" / "lib" / "sysusers.d" / "broken.conf").write_text("q venus\n")
     assert run([exe, f"--root={rootfs}", "--dry-run", "broken.conf"]).returncode != 0  # the check has teeth
+
+
+def unit_settings(name: str) -> dict[str, list[str]]:
+    """KEY -> every value it is given (systemd allows a key more than once)."""
+    out: dict[str, list[str]] = {}
+    for line in (JETSON / "systemd" / name).read_text().splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            key, value = line.split("=", 1)
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def test_supervisor_unit_keeps_the_promises() -> None:
+    u = unit_settings("venus-edge.service")
+    one = {k: v[-1] for k, v in u.items()}
+    assert (one["Type"], one["NotifyAccess"], one["Restart"]) == ("notify", "all", "always")
+    assert int(one["WatchdogSec"]) > 0
+    # a refused profile exits with the code the unit will not restart
+    from deploy_support import load_jetson
+    assert one["RestartPreventExitStatus"] == str(load_jetson("service").EX_CONFIG)
+    assert {"audio", "video"} <= set(one["SupplementaryGroups"].split())  # ALSA /dev/snd, /dev/video*, GPU
+    assert one.get("PrivateDevices", "no") == "no" and one.get("DevicePolicy", "auto") == "auto"
+    assert "-/tmp/argus_socket" in u["BindPaths"]  # CSI cameras through nvargus-daemon
+    assert one["StandardOutput"] == one["StandardError"] == "journal"
+    env = dict(kv.split("=", 1) for kv in one["Environment"].split())
+    assert env["XDG_RUNTIME_DIR"] == "/run/" + one["RuntimeDirectory"]  # the runtime's private IPC sockets
+    assert env["HOME"] == env["VENUS_EDGE_CACHE"].rsplit("/", 1)[0] == "/var/lib/" + one["StateDirectory"]
+    assert one["ExecStart"].split() == ["/opt/venus-edge/venv/bin/python", "/opt/venus-edge/jetson/service.py"]
+
+
+def test_user_unit_waits_for_the_sound_server() -> None:
+    u = {k: v[-1] for k, v in unit_settings("venus-edge-user.service").items()}
+    assert "pipewire-pulse.service" in u["After"] and "pulseaudio.service" in u["After"]
+    assert u["WantedBy"] == "default.target" and u["Restart"] == "always" and u["Type"] == "notify"
+    assert "User" not in u  # a user service runs as the desktop user, who owns the sound session
