@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--items", type=int, default=1000, help="work items in the soak (default 1000)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--restart-p", type=float, default=0.01, help="chance of a harness restart per soak chunk")
-    p.add_argument("--arrival-p", type=float, default=0.15, help="chance of a new delegate per soak chunk")
+    p.add_argument("--arrival-p", type=float, default=0.12, help="chance of a new delegate per soak chunk")
     p.add_argument("--chunk-ms", type=int, default=250, help="chunk length of the timing sessions")
     p.add_argument("--seconds", type=float, default=24.0, help="length of each timing session")
     p.add_argument("--slow-s", type=float, default=12.0, help="how long each slow capability takes")

@@ -122,8 +122,8 @@ class Harness:
             for item in self.store.in_states([S.COMPLETED]):
                 if not self.gate.fresh_enough(self._candidate(item), now):
                     self._fail(item.id, "expired", None)  # stale: dropped, never spoken
-            for item in self.store.in_states([S.FAILED]):
-                if item.notice_state == "pending" and now > item.expires_ns:
+            for item in self.store.pending_notices():
+                if now > item.expires_ns:
                     self.store.update(item.id, notice_state="expired")
             active = len(self.jobs)
             for item in self.store.in_states([S.QUEUED]):
@@ -298,7 +298,7 @@ class Harness:
             self.poll()
             now = self.clock.now_ns()
             cands = [self._candidate(i) for i in self.store.in_states([S.COMPLETED])]
-            cands += [self._candidate(i) for i in self.store.in_states([S.FAILED]) if i.notice_state == "pending"]
+            cands += [self._candidate(i) for i in self.store.pending_notices()]
             cands += list(self.progress.values())
             waiting = [v["released_ns"] for v in self.inflight.values() if not v["started"]]
             c = self.gate.select(cands, now, idle, min(waiting) if waiting else None)

@@ -30,7 +30,8 @@ class Evidence:
         return len(self.audio) / self.sample_rate
 
     def save(self, path: Path) -> None:
-        arrays = {"audio": self.audio, "meta": np.array([self.cutoff_ns, self.audio_start_ns, self.sample_rate],
+        pcm = (np.clip(self.audio, -1, 1) * 32767).astype(np.int16)  # half the size of float32
+        arrays = {"audio": pcm, "meta": np.array([self.cutoff_ns, self.audio_start_ns, self.sample_rate],
                                                          np.int64)}
         for i, (t, img) in enumerate(self.frames):
             arrays[f"frame_{i}_{t}"] = img
@@ -43,7 +44,7 @@ class Evidence:
         with np.load(path) as z:
             cutoff, start, rate = (int(v) for v in z["meta"])
             frames = sorted((int(k.split("_")[2]), z[k]) for k in z.files if k.startswith("frame_"))
-            return cls(cutoff, z["audio"].astype(np.float32), start, frames, rate)
+            return cls(cutoff, z["audio"].astype(np.float32) / 32767, start, frames, rate)
 
 
 class EvidenceRing:

@@ -77,12 +77,37 @@ class ScriptedRouter:
         return Choice(self.default, {"request": instruction})
 
 
+# Keywords the grammar keeps. Length limits and patterns are left to validation afterwards: a
+# `maxLength: 4000` unrolls into more grammar rules than llama.cpp accepts.
+_GRAMMAR_KEYS = {"type", "properties", "required", "enum", "const", "items", "anyOf", "oneOf",
+                 "additionalProperties"}
+
+
+def grammar_schema(schema: Any) -> Any:
+    """The part of a JSON Schema that constrains decoding; the rest is checked by jsonschema."""
+    if isinstance(schema, list):
+        return [grammar_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for k, v in schema.items():
+        if k not in _GRAMMAR_KEYS:
+            continue
+        if k == "properties":
+            out[k] = {name: grammar_schema(sub) for name, sub in v.items()}
+        elif k == "additionalProperties":
+            out[k] = v if isinstance(v, bool) else grammar_schema(v)
+        else:
+            out[k] = grammar_schema(v)
+    return out
+
+
 def choice_schema(registry: Registry, recent: list[Recent], per_capability: bool = True) -> dict[str, Any]:
     """The JSON Schema the router's output must satisfy; per capability, its own argument schema."""
     cont = {"type": "string", "enum": [""] + [r.id for r in recent]}
     if per_capability:
         return {"anyOf": [{"type": "object",
-                           "properties": {"capability": {"const": c.name}, "arguments": c.schema,
+                           "properties": {"capability": {"const": c.name}, "arguments": grammar_schema(c.schema),
                                           "continuation_of": cont},
                            "required": ["capability", "arguments", "continuation_of"]} for c in registry]}
     return {"type": "object",

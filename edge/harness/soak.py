@@ -51,7 +51,7 @@ class SoakCapability:
         if roll < 0.18:
             raise CapabilityError("the service does not know")
         ttl = rng.choice([None, None, 15.0, 40.0])
-        return Outcome(f"Result for {ctx.work_id}: " + "word " * rng.randint(3, 20), ttl)
+        return Outcome(f"Result for {ctx.work_id}: " + "word " * rng.randint(2, 10), ttl)
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Sink(list):
         self.append(msg)
 
 
-def run_soak(items: int = 1000, seed: int = 1, restart_p: float = 0.01, arrival_p: float = 0.25,
+def run_soak(items: int = 1000, seed: int = 1, restart_p: float = 0.01, arrival_p: float = 0.12,
              chunk_s: float = 1.0, workdir: str | Path | None = None, max_chunks: int = 20000) -> SoakReport:
     rng = random.Random(seed)
     root = Path(workdir or tempfile.mkdtemp(prefix="venus-soak-"))

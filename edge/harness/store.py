@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS items (
     evidence TEXT NOT NULL DEFAULT '',
     updated_ns INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS items_state ON items(state);
+CREATE INDEX IF NOT EXISTS items_state ON items(state, notice_state);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     work_id TEXT NOT NULL,
@@ -141,6 +141,13 @@ class WorkStore:
             rows = self.db.execute(
                 f"SELECT {', '.join(_COLS)} FROM items WHERE state IN ({', '.join('?' * len(states))}) "
                 "ORDER BY created_ns, rowid", states).fetchall()
+        return [WorkItem(*r) for r in rows]
+
+    def pending_notices(self) -> list[WorkItem]:
+        """Failed items whose speakable notice has not been released yet."""
+        with self.lock:
+            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE state = 'failed' AND "
+                                   "notice_state = 'pending' ORDER BY created_ns, rowid").fetchall()
         return [WorkItem(*r) for r in rows]
 
     def all(self) -> list[WorkItem]:
