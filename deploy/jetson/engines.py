@@ -112,8 +112,16 @@ def manifest_parts(bundle: Path) -> dict[str, dict]:
         parts = json.loads(path.read_text()).get("parts", [])
     except (json.JSONDecodeError, AttributeError):
         raise RuntimeError(f"{path} is not a readable manifest; rebuild the bundle with venus-export build.") from None
-    return {f: part for part in parts if isinstance(part, dict) for f in part.get("files", [])
+    # a part names its files as "files" (a list) or "file" (one path)
+    return {str(f): part for part in parts if isinstance(part, dict)
+            for f in part.get("files", [part.get("file")] if part.get("file") else [])
             if str(f).endswith(".onnx")}
+
+
+def dynamic_inputs(part: dict) -> list[str]:
+    """Inputs whose manifest shape has a named (symbolic) dimension: TensorRT needs ranges for them."""
+    return [str(i.get("name")) for i in part.get("inputs", []) if isinstance(i, dict)
+            and any(isinstance(d, str) or d in (None, 0, -1) for d in i.get("shape", []))]
 
 
 def refresh(bundle: Path, precision: str = "auto", shapes: dict | None = None, keep_old: bool = False,
@@ -135,6 +143,12 @@ def refresh(bundle: Path, precision: str = "auto", shapes: dict | None = None, k
         want = precision if precision != "auto" else ("int8" if part.get("precision") == "int8" else "fp16")
         profile = (shapes or {}).get(str(rel)) or part.get("trt_profile")
         engine = out_dir / rel.with_suffix(f".{want}.engine")
+        unranged = [n for n in dynamic_inputs(part) if not isinstance(profile, dict) or n not in profile]
+        if unranged:
+            # trtexec would quietly fix such dimensions to 1; better no engine than a wrong one
+            report.append(f"skipped     {rel}: dynamic inputs {', '.join(unranged)} need a shape range "
+                          "(--shapes or the manifest's trt_profile); onnxruntime's TensorRT provider builds it instead")
+            continue
         stamp_path = engine.with_suffix(".json")
         digest = sha256(onnx)
         stamp = json.loads(stamp_path.read_text()) if stamp_path.is_file() else {}

@@ -114,3 +114,23 @@ def test_manifest_sets_precision_and_profile(bundle, trtexec) -> None:
     (bundle / "manifest.json").write_text("{not json")
     r = refresh(bundle, trtexec)
     assert r.returncode == 1 and "is not a readable manifest" in r.stderr
+
+
+def test_dynamic_inputs_without_a_range_are_skipped_not_guessed(bundle, trtexec) -> None:
+    # the ONNX builder's entries: one "file", input shapes read back from the graph
+    manifest = {"parts": [
+        {"name": "audio", "kind": "onnx", "file": "audio/encoder.onnx", "precision": "fp16",
+         "inputs": [{"name": "mel", "shape": [1, 80, "frames"], "dtype": "float32"}]},
+        {"name": "vision", "kind": "onnx", "file": "vision.onnx", "precision": "fp16",
+         "inputs": [{"name": "pixels", "shape": [1, 3, 448, 448], "dtype": "float32"}]},
+    ]}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    r = refresh(bundle, trtexec)
+    assert r.returncode == 0, r.stderr
+    assert "skipped     audio/encoder.onnx: dynamic inputs mel need a shape range" in r.stdout
+    assert [c for c in calls(trtexec) if "vision.onnx" in c] and not [c for c in calls(trtexec) if "encoder" in c]
+    shapes = bundle.parent / "shapes.json"
+    shapes.write_text(json.dumps({"audio/encoder.onnx": {"mel": ["1x80x100", "1x80x100", "1x80x3000"]}}))
+    r = run([sys.executable, str(JETSON / "engines.py"), "refresh", str(bundle), "--trtexec", str(trtexec),
+             "--shapes", str(shapes)], env={"VENUS_TRT_VERSION": "10.3.0", "VENUS_GPU_ID": "orin-nano-sm87"})
+    assert r.returncode == 0 and "built       audio/encoder.onnx" in r.stdout
