@@ -301,7 +301,7 @@ class Harness:
             cands += [self._candidate(i) for i in self.store.pending_notices()]
             cands += list(self.progress.values())
             waiting = [v["released_ns"] for v in self.inflight.values() if not v["started"]]
-            c = self.gate.select(cands, now, idle, min(waiting) if waiting else None)
+            c = self.gate.select(cands, now, idle, max(waiting) if waiting else None)
             if c is None:
                 return None
             if c.kind == "result":

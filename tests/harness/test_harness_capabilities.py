@@ -207,3 +207,48 @@ def test_router_grammar_schema_constrains_each_capabilitys_arguments(tmp_path):
     assert conv["properties"]["arguments"]["required"] == ["value", "unit"]
     from llama_cpp import LlamaGrammar
     assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) is not None
+
+
+def espeak(text: str, tmp: Path) -> np.ndarray:
+    import shutil
+    import subprocess
+
+    import soundfile as sf
+
+    from kernels.resample import resample
+    if not shutil.which("espeak-ng"):
+        pytest.skip("espeak-ng is needed (apt-get install espeak-ng)")
+    wav = tmp / "say.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(wav), text], check=True)
+    audio, rate = sf.read(str(wav), dtype="float32")
+    return resample(audio, rate, 16000).astype(np.float32)
+
+
+@pytest.mark.slow
+def test_multimodal_with_the_embedded_transcriber_hears_only_what_came_before(tmp_path):
+    from edge.models.locate import ModelMissing
+    before = espeak("The parcel number is seven seven one.", tmp_path)
+    after = espeak("Banana helicopter.", tmp_path)
+    clock, emit = VirtualClock(), Emitted()
+    try:
+        built = build_harness({"multimodal": {"transcriber": "embedded"}, "router": {"scripted": {"rules": [
+            {"match": "(.*)", "capability": "multimodal", "arguments": {"question": "{1}"}}]}}},
+            tmp_path / "s", clock, emit)
+    except ModelMissing as exc:
+        pytest.skip(str(exc))
+    if built.problems:
+        pytest.skip(built.problems[0])
+    h = built.harness
+    audio = np.concatenate([np.zeros(8000, np.float32), before, np.zeros(8000, np.float32)])
+    chunks = [audio[i:i + 16000] for i in range(0, len(audio), 16000)]
+    for k, c in enumerate(chunks):
+        h.on_audio(k * 10**9, np.pad(c, (0, 16000 - len(c))))
+    cutoff = len(chunks) * 10**9
+    h.accept("w", "what was the parcel number?", cutoff, len(chunks))
+    h.on_audio(cutoff, np.pad(after[:16000], (0, max(0, 16000 - len(after)))))
+    advance(h, clock, 1)
+    item = h.store.get("w")
+    assert item.state == S.COMPLETED, item.reason
+    assert item.result == "I heard: The parcel number is 771."
+    assert "banana" not in item.result.lower()
+    built.close()
