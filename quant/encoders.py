@@ -69,19 +69,39 @@ def _dim(name: str, axis_name: object, patch: int) -> int:
     return 1
 
 
-def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0) -> list[dict[str, np.ndarray]]:
+def _synthetic_audio(rng: np.random.Generator, seconds: float = 1.0) -> np.ndarray:
+    """A voiced-like test signal: a gliding harmonic tone with noise, 16 kHz."""
+    t = np.arange(int(16000 * seconds)) / 16000
+    f0 = rng.uniform(100, 250) * (1 + 0.3 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / 16000
+    tone = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (0.2 * tone + 0.02 * rng.standard_normal(len(t))).astype(np.float32)
+
+
+def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0,
+                  audio: list[np.ndarray] | None = None) -> list[dict[str, np.ndarray]]:
+    """Inputs in the ranges the graphs see at run time: log-mel of real or synthetic audio, pixels in [-1, 1]."""
     import onnxruntime as ort
+
+    from quant.audio_embed import log_mel
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     patch = _patch(path)
     rng = np.random.default_rng(seed)
+    clips = [a for a in (audio or []) if a is not None and len(a) >= 1600][:n]
     out = []
-    for _ in range(n):
+    for k in range(n):
         feed = {}
         for i in sess.get_inputs():
             shape = [_dim(i.name, d, patch) for d in i.shape]
             dtype = np.float16 if "float16" in i.type else np.float32
-            feed[i.name] = rng.standard_normal(shape).astype(dtype)
+            if i.name == "mel":
+                clip = clips[k] if k < len(clips) else _synthetic_audio(rng)
+                feed[i.name] = log_mel(clip, shape[1])[None].astype(dtype)
+            elif "pixel" in i.name:
+                feed[i.name] = rng.uniform(-1, 1, shape).astype(dtype)  # normalised (x - 0.5) / 0.5
+            else:
+                feed[i.name] = rng.standard_normal(shape).astype(dtype)
         out.append(feed)
     return out
 
@@ -140,7 +160,8 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
     if "fp32" not in files:
         return [{"part": part, "precision": p, "status": "failed",
                  "error": f"the bundle has no FP32 {part} graph to compare with"} for p in precisions]
-    feeds = sample_inputs(files["fp32"])
+    audio = [c.audio for c in raw_stream.chunks] if raw_stream is not None and part == "audio" else None
+    feeds = sample_inputs(files["fp32"], audio=audio)
     ref, _ = _run(files["fp32"], feeds, threads)
     session = LlamaSession(reference_gguf, n_ctx=512, n_threads=threads) if reference_gguf else None
     try:
@@ -183,7 +204,7 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
     parts = sweep.src.encoders
     if not parts:
         why = ("a bare GGUF has no encoders; sweep a bundle built with --encoders fp32" if sweep.src.kind == "gguf"
-               else f"the {sweep.src.kind} has no FP32 ONNX encoder graphs")
+               else sweep.encoder_note or f"the {sweep.src.kind} has no ONNX encoder graphs")
         return [{"part": "-", "precision": p, "status": "failed", "error": why} for p in precisions]
     rows = []
     for part, files in sorted(parts.items()):

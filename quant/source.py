@@ -80,14 +80,24 @@ def _bundle_llm(bundle: Path) -> Path:
     return min(ranked, key=lambda fp: _RANK.index(fp[1]) if fp[1] in _RANK else len(_RANK))[0]
 
 
+def _encoder_role(part: dict) -> str | None:
+    """"audio" or "vision" for an encoder part entry (by role, else by name such as "audio-fp16")."""
+    role = part.get("role") or str(part.get("name", "")).replace(".", "-").split("-")[0]
+    return role if part.get("kind", "onnx") == "onnx" and role in ("audio", "vision") else None
+
+
+def _onnx_file(part: dict) -> str | None:
+    files = part.get("files") or ([part["file"]] if part.get("file") else [])
+    return next((str(f) for f in files if str(f).endswith(".onnx")), None)
+
+
 def _bundle_encoders(bundle: Path) -> dict[str, dict[str, Path]]:
     """part role ("audio", "vision") -> precision -> ONNX graph file."""
     out: dict[str, dict[str, Path]] = {}
     for part in _manifest_parts(bundle):
-        if part.get("kind") == "onnx" and part.get("role") in ("audio", "vision"):
-            onnx_files = [f for f in part.get("files", []) if f.endswith(".onnx")]
-            if onnx_files and (bundle / onnx_files[0]).is_file():
-                out.setdefault(part["role"], {})[str(part.get("precision", "fp32"))] = bundle / onnx_files[0]
+        role, rel = _encoder_role(part), _onnx_file(part)
+        if role and rel and (bundle / rel).is_file():
+            out.setdefault(role, {})[str(part.get("precision", "fp32"))] = bundle / rel
     return out
 
 
@@ -128,6 +138,38 @@ def _from_checkpoint(ckpt: Path, work_dir: Path, progress: bool) -> Source:
     src = _from_gguf(ref, "checkpoint", ckpt)
     src.fingerprint = fp
     return src
+
+
+def checkpoint_encoders(src: Source, work_dir: Path, precisions: list[str], progress: bool = True) -> str:
+    """Build the checkpoint's encoder graphs with the exporter into work_dir/onnx; returns why not, or ''."""
+    try:
+        from export.checkpoint import CheckpointReader
+        from export.onnx_bridge import onnx_available
+    except ImportError as e:
+        return f"the exporter is not importable ({e})"
+    if not onnx_available():
+        return "this exporter cannot build ONNX graphs yet (export.onnx.build_onnx_parts is missing)"
+    import export.onnx as eo
+
+    out = work_dir / "onnx"
+    stamp = out / "source"
+    index = out / "parts.json"
+    wanted = sorted(set(precisions) | {"fp32"})
+    key = f"{src.fingerprint} {','.join(wanted)}"
+    if not (stamp.is_file() and stamp.read_text() == key and index.is_file()):
+        out.mkdir(parents=True, exist_ok=True)
+        reader = CheckpointReader(src.path)
+        entries = eo.build_onnx_parts(reader.get, reader.config, out, wanted, progress)
+        index.write_text(json.dumps(entries, default=str))
+        stamp.write_text(key)
+    for part in json.loads(index.read_text()):
+        role, rel = _encoder_role(part), _onnx_file(part)
+        if role and rel:
+            f = Path(rel)
+            path = f if f.is_absolute() else (out / f if (out / f).is_file() else work_dir / f)
+            if path.is_file():
+                src.encoders.setdefault(role, {})[str(part.get("precision", "fp32"))] = path
+    return "" if src.encoders else "the exporter built no audio or vision graph for this checkpoint"
 
 
 def _checkpoint_fingerprint(ckpt: Path) -> str:

@@ -14,7 +14,7 @@ from tqdm import tqdm
 from quant.chunks import ChunkRecord, ChunkStream, stream_from_text
 from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
 from quant.quantize import quantize
-from quant.source import Source, resolve
+from quant.source import Source, checkpoint_encoders, resolve
 from quant.state import SweepError, SweepState, row_key
 from quant.texts import CALIB_TEXT, EVAL_TEXT
 from quant.types import GgufType, gguf_type, parse_types
@@ -111,6 +111,9 @@ class Sweep:
         self.out = opts.out
         self.out.mkdir(parents=True, exist_ok=True)
         self.src = resolve(opts.source, self.out, progress=opts.progress)
+        self.encoder_note = ""
+        if opts.encoders and self.src.kind == "checkpoint":
+            self.encoder_note = checkpoint_encoders(self.src, self.out, opts.encoders, opts.progress)
         self.raw_stream, self.stream = _load_stream(opts, self.src)
         identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": self.stream.digest(),
                     "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}

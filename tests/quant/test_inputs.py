@@ -19,12 +19,22 @@ def checkpoint(tmp_path_factory):
     return out
 
 
-def test_sweep_of_a_checkpoint(checkpoint, tmp_path):
+def test_sweep_of_a_checkpoint(checkpoint, journal, tmp_path):
     out = tmp_path / "s"
-    rc, stdout, stderr = run_cli("sweep", str(checkpoint), "--types", "F16,Q8_0,Q4_K_M,IQ4_XS", "--threads", "1",
-                                 "--no-progress", "-o", str(out))
+    rc, stdout, stderr = run_cli("sweep", str(checkpoint), "--types", "F16,Q8_0,Q4_K_M,IQ4_XS", "--encoders",
+                                 "fp32,fp16", "--journal", str(journal), "--threads", "1", "--no-progress", "-o", str(out))
     assert rc == 0, stderr
     assert (out / "reference-F16.gguf").is_file()  # converted once by the exporter
+    data = json.loads((out / "results.json").read_text())
+    enc = {r["precision"]: r for r in data["encoders"]}
+    from export.onnx_bridge import onnx_available
+
+    if onnx_available():
+        # the exporter's own audio encoder graph embeds the journal's recorded audio, with its streaming cache
+        assert data["meta"]["stream_source"].endswith("+ audio through audio.fp32.onnx")
+        assert enc["fp32"]["max_abs"] == 0 and 0 < enc["fp16"]["max_abs"] < 0.01 and enc["fp16"]["llm_kl"] < 1e-3
+    else:  # an exporter without ONNX graphs: the encoder rows say so, the LLM rows are still measured
+        assert all(r["status"] == "failed" and "ONNX" in r["error"] for r in enc.values())
     rows = {r["type"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
     assert list(rows) == ["F16", "Q8_0", "Q4_K_M", "IQ4_XS"]
     assert all(r["status"] == "ok" for r in rows.values())
