@@ -23,7 +23,7 @@ from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, h
 from export.onnx_bridge import build_onnx, onnx_available
 from export.quantize import ftype_of, quantize
 from export.trt_status import tensorrt_status
-from export.tts_gguf import convert_tts
+from export.tts_gguf import convert_tts, convert_tts_extras
 
 BASE = "F16"
 CACHE = ".cache"
@@ -90,17 +90,16 @@ def _gguf_jobs(reader: CheckpointReader, bundle: Path, opts: BuildOptions, src: 
     for role, key, types in (("llm", llm_key, opts.types), ("tts", tts_key, opts.tts_types)):
         base_rel = f"{role}/{role}-{BASE}.gguf" if BASE in types else f"{CACHE}/{role}-{BASE}.gguf"
         base = bundle / base_rel
-        if role == "llm":
-            def make_base(base=base):
-                return convert_llm(reader, base, progress=opts.progress)
-            base_files = [base_rel]
-        else:
-            extras_rel = "tts/tts-extras.npz"
-            def make_base(base=base, extras=bundle / extras_rel):
-                return convert_tts(reader, base, extras, progress=opts.progress)
-            base_files = [base_rel, extras_rel]
-        jobs.append(Job(f"{role}-{BASE}" if BASE in types else f"{role}-base", "gguf", role, BASE, base_files, key,
+        convert = convert_llm if role == "llm" else convert_tts
+
+        def make_base(base=base, convert=convert):
+            return convert(reader, base, progress=opts.progress)
+        jobs.append(Job(f"{role}-{BASE}" if BASE in types else f"{role}-base", "gguf", role, BASE, [base_rel], key,
                         make_base))
+        if role == "tts":  # text/code embeddings and projectors, applied by the runtime itself
+            extras_rel = "tts/tts-extras.npz"
+            jobs.append(Job("tts-extras", "npz", "tts-extras", "float16", [extras_rel], key,
+                            lambda out=bundle / extras_rel: convert_tts_extras(reader, out)))
         for t in types:
             if t == BASE:
                 continue

@@ -111,8 +111,15 @@ def write_extras(reader: CheckpointReader, p: TTSParams, out: Path) -> dict[str,
     return arrays
 
 
-def convert_tts(reader: CheckpointReader, out_gguf: Path, out_extras: Path, progress: bool = True) -> dict:
-    """Write the TTS GGUF (F16 base) and its extras; returns the shape facts for the manifest."""
+def convert_tts_extras(reader: CheckpointReader, out: Path) -> dict:
+    """Write the extras .npz; returns its description for the manifest."""
+    p = TTSParams.from_config(reader.config)
+    tts_table(reader, p)
+    return {"format": "npz", "projector_type": p.projector_type, "arrays": write_extras(reader, p, out)}
+
+
+def convert_tts(reader: CheckpointReader, out_gguf: Path, progress: bool = True) -> dict:
+    """Write the TTS GGUF (F16 base); returns the shape facts for the manifest."""
     p = TTSParams.from_config(reader.config)
     rows = tts_table(reader, p)
     for name, want in ((f"{PREFIX}emb_code.0.weight", (p.n_codes, p.hidden)),
@@ -136,7 +143,6 @@ def convert_tts(reader: CheckpointReader, out_gguf: Path, out_extras: Path, prog
     w.add_tokenizer_model("none")
     nbytes = write_streamed(w, [_plan(reader, r, p) for r in rows], desc="tts -> gguf", progress=progress)
     tmp.replace(out_gguf)
-    arrays = write_extras(reader, p, out_extras)
     return {
         "arch": ARCH,
         "n_layers": p.n_layers,
@@ -147,5 +153,4 @@ def convert_tts(reader: CheckpointReader, out_gguf: Path, out_extras: Path, prog
         "n_codes": p.n_codes,
         "projector_type": p.projector_type,
         "tensor_bytes": nbytes,
-        "extras": {"format": "npz", "arrays": arrays},
     }

@@ -33,7 +33,9 @@ def test_bundle_manifest_describes_every_file(which, request):
     assert m["tensorrt"]["status"] in ("absent", "available") and m["tensorrt"]["reason"]
     llm = next(p for p in m["parts"] if p["name"] == "llm-F16")
     assert llm["shapes"]["arch"] == "qwen3" and llm["shapes"]["protocol_token_ids"]["<delegate>"] > 0
-    assert next(p for p in m["parts"] if p["name"] == "tts-F16")["shapes"]["extras"]["format"] == "npz"
+    extras = next(p for p in m["parts"] if p["name"] == "tts-extras")
+    assert extras["files"] == ["tts/tts-extras.npz"] and extras["shapes"]["format"] == "npz"
+    assert extras["shapes"]["arrays"]["emb_text.weight"]["dtype"] == "float16"
 
 
 def test_verify_passes_with_parity(omni_bundle: Path, tiny_omni: Path):
@@ -78,7 +80,7 @@ def test_rebuild_skips_unchanged_parts_and_drops_unasked_ones(tiny_audio: Path, 
     capsys.readouterr()
     m = build(tiny_audio, out, BuildOptions(types=["F16"], onnx=False, progress=False, threads=1))
     err = capsys.readouterr().err
-    assert "skip llm-F16" in err and "skip tts-F16" in err and "make" not in err
+    assert "skip llm-F16" in err and "skip tts-F16" in err and "skip tts-extras" in err and "make" not in err
     assert (out / "llm" / "llm-F16.gguf").stat().st_mtime_ns == stamp
     assert not (out / "llm" / "llm-Q8_0.gguf").exists() and "llm/llm-Q8_0.gguf" not in m["files"]
 

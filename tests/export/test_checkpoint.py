@@ -97,7 +97,7 @@ def test_missing_tts_tensor_is_named(tiny_audio: Path, tmp_path: Path):
     save_file(tensors, str(ckpt / shard))
     (ckpt / "model.safetensors.index.json").write_text(json.dumps(index))
     with pytest.raises(ExportError, match=f"Missing tensor {name}"):
-        convert_tts(CheckpointReader(ckpt), tmp_path / "t.gguf", tmp_path / "t.npz", progress=False)
+        convert_tts(CheckpointReader(ckpt), tmp_path / "t.gguf", progress=False)
 
 
 def test_tensor_of_no_known_part_is_refused(tiny_audio: Path, tmp_path: Path):
