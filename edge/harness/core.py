@@ -19,6 +19,7 @@ from edge.harness.capability import (CapabilityError, InvalidArguments, Outcome,
                                      TransientError)
 from edge.harness.evidence import Evidence, EvidenceRing
 from edge.harness.gate import Candidate, DeliveryGate
+from edge.harness.returns import ReturnSide
 from edge.harness.jobs import Job, Sleepers
 from edge.harness.polish import polish
 from edge.harness.router import Choice, Recent, Router
@@ -34,7 +35,7 @@ def failure_words(reason: str) -> str:
     return polish(f"Sorry, I couldn't finish that: {reason}.")
 
 
-class Harness:
+class Harness(ReturnSide):
     def __init__(self, store: WorkStore, registry: Registry, router: Router, clock: Clock,
                  emit: Callable[[Message], None], settings: HarnessSettings | None = None,
                  evidence_dir: str | Path | None = None) -> None:
@@ -284,105 +285,6 @@ class Harness:
                 return S.CANCELLING
             self._move(work_id, S.CANCELLED, reason)
             return S.CANCELLED
-
-    # --- return -------------------------------------------------------------------------------------
-    def _candidate(self, item: WorkItem) -> Candidate:
-        if item.state == S.FAILED:
-            return Candidate(item.id, f"{item.id}:f", item.notice, "failure", item.updated_ns, item.expires_ns)
-        return Candidate(item.id, f"{item.id}:r{item.releases + 1}", item.result, "result", item.ready_ns,
-                         item.expires_ns)
-
-    def boundary(self, idle: bool) -> Candidate | None:
-        """A chunk boundary: release at most one ready result if the gate allows it now."""
-        with self.lock:
-            self.poll()
-            now = self.clock.now_ns()
-            cands = [self._candidate(i) for i in self.store.in_states([S.COMPLETED])]
-            cands += [self._candidate(i) for i in self.store.pending_notices()]
-            cands += list(self.progress.values())
-            waiting = [v["released_ns"] for v in self.inflight.values() if not v["started"]]
-            c = self.gate.select(cands, now, idle, max(waiting) if waiting else None)
-            if c is None:
-                return None
-            if c.kind == "result":
-                item = self._move(c.work_id, S.DELIVERING, f"released as {c.release_id}", releases=int(
-                    c.release_id.rsplit(":r", 1)[1]))
-                c.expires_ns = item.expires_ns
-            elif c.kind == "failure":
-                self.store.update(c.work_id, notice_state="released")
-            else:
-                self.progress.pop(c.work_id, None)
-            self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
-                                           "started": False}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns))
-            return c
-
-    def on_speak(self, backend_id: str) -> None:
-        """The frontend started speaking a released reply."""
-        with self.lock:
-            if backend_id in self.inflight:
-                self.inflight[backend_id]["started"] = True
-
-    def on_delivered(self, work_id: str, result_id: str = "") -> None:
-        with self.lock:
-            rel = self.inflight.pop(result_id, None)
-            kind = rel["kind"] if rel else ("progress" if result_id.endswith(":p") else
-                                            "failure" if result_id.endswith(":f") else "result")
-            if kind == "progress":
-                return
-            item = self.store.get(work_id)
-            if item is None:
-                return
-            if kind == "failure":
-                if item.notice_state != "delivered":
-                    self.store.update(work_id, notice_state="delivered")
-                return
-            if item.state == S.DELIVERING and (not result_id or result_id == f"{work_id}:r{item.releases}"):
-                self._move(work_id, S.DELIVERED, "every speech piece was played")
-            else:
-                self.duplicates += 1
-
-    def on_interrupt(self) -> None:
-        """The user barged in: a reply cut mid-speech goes back to completed (or fails once tried enough)."""
-        with self.lock:
-            for rid, rel in list(self.inflight.items()):
-                if not rel["started"]:
-                    continue
-                del self.inflight[rid]
-                item = self.store.get(rel["work_id"])
-                if rel["kind"] == "failure" and item is not None and item.notice_state == "released":
-                    self.store.update(item.id, notice_state="cut")
-                if rel["kind"] != "result" or item is None or item.state != S.DELIVERING:
-                    continue
-                if item.releases < self.s.max_releases:
-                    self._move(item.id, S.COMPLETED, "the reply was cut by an interrupt; offered again")
-                else:
-                    self._fail(item.id, "interrupted", None)
-
-    # --- restart ----------------------------------------------------------------------------------------
-    def resume(self) -> dict[str, int]:
-        """After a restart: running work starts again, released replies are offered again under the same id."""
-        with self.lock:
-            counts = {"requeued": 0, "rereleased": 0, "cancelled": 0}
-            now = self.clock.now_ns()
-            for item in self.store.in_states([S.RUNNING]):
-                self._move(item.id, S.QUEUED, "resumed after a harness restart")
-                counts["requeued"] += 1
-            for item in self.store.in_states([S.CANCELLING]):
-                self._move(item.id, S.CANCELLED, "cancelled (the harness restarted meanwhile)")
-                counts["cancelled"] += 1
-            for item in self.store.in_states([S.DELIVERING]):
-                rid = f"{item.id}:r{item.releases}"  # the same id: the frontend ignores a copy it already has
-                self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True}
-                self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns))
-                counts["rereleased"] += 1
-            for item in self.store.in_states([S.FAILED]):
-                if item.notice_state == "released":
-                    rid = f"{item.id}:f"
-                    self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True}
-                    self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns))
-            self.poll()
-            return counts
 
     def settle(self, timeout_s: float = 10.0) -> bool:
         return self.sleepers.settle(timeout_s)
