@@ -45,6 +45,7 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--chunk-ms", type=int, default=1000, help="chunk length in ms (default 1000)")
     run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
                                                          "virtual clock (default: paced in real time)")
+    run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
     run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
     run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
@@ -78,10 +79,18 @@ def run(argv: list[str]) -> int:
     if mic and Path(mic).suffix and not Path(mic).exists():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
         return 2
+    harness = {}
+    if args.harness:
+        from edge.harness.settings import load_harness_config
+        try:
+            harness = load_harness_config(args.harness)
+        except ValueError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
-                        threads=args.threads or _default_threads())
+                        threads=args.threads or _default_threads(), extra={"harness": harness} if harness else {})
     if args.camera is not None and not frontend.startswith("bundle"):
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
               "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)

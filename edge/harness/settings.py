@@ -38,3 +38,21 @@ class HarnessSettings:
             raise ValueError(f"unknown harness setting(s) {', '.join(sorted(unknown))}; known: "
                              f"{', '.join(sorted(known))}")
         return cls(**{k: v for k, v in d.items() if k in known and k != "gate"}, gate=gate)
+
+
+def load_harness_config(path: str) -> dict[str, Any]:
+    """The `harness` section from a JSON file, checked for unknown settings; one sentence when it is wrong."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"the harness config {p} does not exist")
+    try:
+        cfg = json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the harness config {p} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"the harness config {p} must be a JSON object")
+    HarnessSettings.from_dict(cfg)
+    return cfg
