@@ -3,7 +3,7 @@
     "harness": {
       "dir": "state/harness",                      # work-item store and frozen evidence
       "router": "general-only" | "embedded" | {"gguf": PATH} | {"scripted": {"rules": [...], "default": ...}},
-      "chat": {"url": "http://127.0.0.1:8080/v1", "model": "..."} | {"gguf": PATH},
+      "chat": {"url": "http://127.0.0.1:8080/v1", "model": "..."} | {"gguf": PATH} | "embedded",
       "skills": "skills/",
       "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]}],
       "multimodal": {"transcriber": "embedded" | "module:factory"},
@@ -64,7 +64,7 @@ def build_router(spec: Any, threads: int = 1) -> Router:
 def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int = 1) -> tuple[Registry, list[str],
                                                                                              McpHub | None]:
     registry, problems = Registry(), []
-    chat = build_chat(cfg.get("chat"))
+    chat = build_chat(cfg.get("chat"), threads)
     if chat is not None:
         registry.add(GeneralCapability(chat, settings.timeouts.get("general", settings.default_timeout_s)))
     mm = cfg.get("multimodal") or {}

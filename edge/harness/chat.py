@@ -80,10 +80,34 @@ class LocalChat:
         return str(out["choices"][0]["message"]["content"] or "")
 
 
-def build_chat(spec: dict | None) -> ChatBackend | None:
-    """`{"url": ..., "model": ..., "api_key_env": ...}` or `{"gguf": PATH}`; None when not configured."""
+class EmbeddedChat(LocalChat):
+    """The embedded default's local model (Qwen2.5-Coder-0.5B shipped in packages), assembled on first use."""
+
+    def __init__(self, n_ctx: int = 2048, n_threads: int = 1) -> None:
+        self.n_ctx, self.n_threads = n_ctx, n_threads
+        self.name = "local:embedded"
+        self._llm = None
+        self._lock = threading.Lock()
+
+    def llm(self):
+        if self._llm is None:
+            from edge.models.locate import QWEN_GGUF, ModelMissing, assemble
+            try:
+                self.model_path = str(assemble(QWEN_GGUF))
+            except ModelMissing as exc:
+                raise CapabilityError(f"the local model is not installed ({exc})") from None
+            return super().llm()
+        return self._llm
+
+
+def build_chat(spec: dict | str | None, threads: int = 1) -> ChatBackend | None:
+    """`{"url": ..., "model": ..., "api_key_env": ...}`, `{"gguf": PATH}` or "embedded"; None when not set."""
     if not spec:
         return None
+    if spec == "embedded":
+        return EmbeddedChat(n_threads=threads)
+    if not isinstance(spec, dict):
+        raise ValueError(f"unknown chat backend {spec!r}; use {{'url': ...}}, {{'gguf': PATH}} or 'embedded'")
     if "url" in spec:
         return OpenAIChat(spec["url"], spec.get("model", "default"), spec.get("api_key_env"))
     if "gguf" in spec:

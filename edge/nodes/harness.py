@@ -47,8 +47,10 @@ class HarnessNode(Node):
         self.released = 0
 
     def setup(self) -> None:
-        self.built = build_harness(dict(self.config.get("harness") or {}), self.dir, self.io.clock, self.io.publish,
-                                   int(self.config.get("threads", 1)))
+        hcfg = dict(self.config.get("harness") or {})
+        if "chat" not in hcfg and self.config.get("frontend") == "default":
+            hcfg["chat"] = "embedded"  # the embedded default answers general requests with its local model
+        self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, int(self.config.get("threads", 1)))
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 
     def start(self) -> None:

@@ -54,3 +54,8 @@ def test_cli_refuses_a_bad_harness_file_in_one_sentence(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().startswith("venus-edge: unknown harness setting(s) colour")
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_chat_spec():
+    with pytest.raises(ValueError, match="unknown chat backend"):
+        build_chat("cloud")
