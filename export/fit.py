@@ -16,10 +16,12 @@ def check_fit(config: dict, variant: str, device: str, llm_types: list[str], enc
     Returns what the manifest records; raises ExportError naming the numbers when a type does not fit.
     """
     try:
-        from export.plan import KV_BITS, Qwen3Shape, plan_fit
+        from export.plan import DEVICES, KV_BITS, Qwen3Shape, plan_fit
     except ImportError:
         print("warning: export.plan is not available, so the fit check is skipped.", file=sys.stderr)
         return {"checked": False, "reason": "export.plan is not available"}
+    if device not in DEVICES:
+        raise ExportError(f"Unknown target device {device!r}; use one of {', '.join(DEVICES)}.")
     if kv_type not in KV_BITS:
         raise ExportError(f"Unknown KV cache type {kv_type!r}; use one of {', '.join(KV_BITS)}.")
     shape = Qwen3Shape(

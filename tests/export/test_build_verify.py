@@ -103,6 +103,7 @@ def test_a_bundle_that_does_not_fit_is_refused(tiny_omni: Path, tmp_path: Path):
     (["build", "{ckpt}", "-o", "{tmp}/b", "--encoders", "fp8"], "Unknown encoder precision 'fp8'"),
     (["build", "{tmp}/nothing", "-o", "{tmp}/b"], "does not exist"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--kv", "q9"], "Unknown KV cache type 'q9'"),
+    (["build", "{ckpt}", "-o", "{tmp}/b", "--device", "toaster"], "Unknown target device 'toaster'"),
     (["verify", "{tmp}"], "has no manifest.json"),
 ])
 def test_bad_input_is_one_sentence_not_a_traceback(argv, phrase, tiny_audio: Path, tmp_path: Path, capsys):
