@@ -9,6 +9,8 @@ one FP32 embeddings give (KL divergence, top-1 agreement).
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -42,6 +44,19 @@ def derive(fp32: Path, precision: str, out_dir: Path) -> Path:
         raise ValueError(f"unknown encoder precision {precision!r}; choose from {', '.join(PRECISIONS)}")
     tmp.replace(dst)
     return dst
+
+
+def check_loads(path: Path) -> str:
+    """Open the graph in a separate process first: a graph that crashes onnxruntime must not end the sweep."""
+    code = ("import sys, onnxruntime as ort; "
+            "ort.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    if proc.returncode < 0:
+        return f"onnxruntime crashed opening {path.name} (signal {-proc.returncode})"
+    if proc.returncode != 0:
+        lines = [x for x in proc.stderr.strip().splitlines() if x.strip() and "W:onnxruntime" not in x]
+        return f"onnxruntime cannot open {path.name}: {lines[-1] if lines else 'exit code %d' % proc.returncode}"
+    return ""
 
 
 def _patch(path: Path) -> int:
@@ -161,6 +176,9 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
         return [{"part": part, "precision": p, "status": "failed",
                  "error": f"the bundle has no FP32 {part} graph to compare with"} for p in precisions]
     audio = [c.audio for c in raw_stream.chunks] if raw_stream is not None and part == "audio" else None
+    broken = check_loads(files["fp32"])
+    if broken:
+        return [{"part": part, "precision": p, "status": "failed", "error": broken} for p in precisions]
     feeds = sample_inputs(files["fp32"], audio=audio)
     ref, _ = _run(files["fp32"], feeds, threads)
     session = LlamaSession(reference_gguf, n_ctx=512, n_threads=threads) if reference_gguf else None
@@ -173,6 +191,9 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
             row = {"part": part, "precision": p}
             try:
                 path = files.get(p) or derive(files["fp32"], p, work)
+                broken = check_loads(path)
+                if broken:
+                    raise RuntimeError(broken)
                 out, ms = _run(path, feeds, threads)
             except Exception as e:  # onnxruntime raises its own types with long messages; keep the first line
                 row.update(status="failed", error=str(e).strip().splitlines()[0])
