@@ -21,12 +21,13 @@ SKIP_CHECKS=0
 DRY_RUN=0
 LLAMA_VERSION="0.3.36"
 LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
+LLAMA_DEPS="typing-extensions>=4.5 diskcache>=5.6 jinja2>=2.11"
 APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
 # JetPack's own packages: present on a full JetPack install, added when missing.
 APT_JETPACK="python3-libnvinfer nvidia-opencv"
 
 log() { printf '[venus-setup] %s\n' "$*" >&2; }
-die() { printf '[venus-setup] %s\n' "$*" >&2; exit "${2:-1}"; }
+die() { printf '[venus-setup] %s\n' "$1" >&2; exit "${2:-1}"; }
 # Every command that changes the system goes through x, so --dry-run can show them all.
 x() { if [ "$DRY_RUN" -eq 1 ]; then printf '+ %s\n' "$*"; else "$@"; fi; }
 
@@ -125,6 +126,10 @@ install_llama() {
   fi
   local wheel=("$dir"/llama_cpp_python-*.whl)
   x "$VENV/bin/pip" install -q --no-deps --force-reinstall "${wheel[@]}"
+  # its own dependencies (the wheel went in without them, so nothing else was reinstalled)
+  local deps
+  read -ra deps <<<"$LLAMA_DEPS"
+  pip_in "${deps[@]}"
 }
 
 install_venus() {

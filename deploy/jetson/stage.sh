@@ -11,7 +11,7 @@ SOURCE="$(cd "$HERE/../.." && pwd)"
 ROOTFS="" TARBALL="" BUNDLE="" WHEELS="" BOARD=""
 UNITS=(venus-firstboot.service venus-power.service venus-edge.service)
 
-die() { printf 'stage: %s\n' "$*" >&2; exit "${2:-1}"; }
+die() { printf 'stage: %s\n' "$1" >&2; exit "${2:-1}"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -12,7 +12,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/detect.sh"
 ROOT="${VENUS_ROOT:-}"   # tests install into a fake root; systemctl is then not called
 
-die() { printf 'venusctl: %s\n' "$*" >&2; exit "${2:-1}"; }
+die() { printf 'venusctl: %s\n' "$1" >&2; exit "${2:-1}"; }
 
 USER_MODE=0 BOARD="" CMD="${1:-}"
 [ $# -gt 0 ] && shift

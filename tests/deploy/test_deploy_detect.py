@@ -195,6 +195,8 @@ def test_setup_dry_run_shows_the_jetson_builds(tmp_path) -> None:
     build = next(c for c in cmds if "/bin/pip wheel " in c)
     assert "CMAKE_ARGS=-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87" in build and "--no-cache-dir" in build
     assert "CUDACXX=/usr/local/cuda/bin/nvcc" in build and "llama-cpp-python==0.3.36" in build
+    after = cmds[cmds.index(build) + 3:]  # rm, mv, then the wheel without dependencies, then its own
+    assert "--no-deps --force-reinstall" in after[0] and "diskcache>=5.6" in after[1] and "jinja2>=2.11" in after[1]
     assert all("numpy<2" not in c for c in cmds) and all("-c " in c for c in cmds if " install -q -c" in c)
     # offline: a staged wheel folder replaces every index
     wheels = tmp_path / "wheels"

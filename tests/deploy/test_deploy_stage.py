@@ -216,3 +216,33 @@ def test_user_unit_waits_for_the_sound_server() -> None:
     assert "pipewire-pulse.service" in u["After"] and "pulseaudio.service" in u["After"]
     assert u["WantedBy"] == "default.target" and u["Restart"] == "always" and u["Type"] == "notify"
     assert "User" not in u  # a user service runs as the desktop user, who owns the sound session
+
+
+def test_wheel_folder_for_offline_devices(tmp_path) -> None:
+    import tomllib
+
+    r = run([str(JETSON / "wheels.sh"), str(tmp_path / "w"), "--dry-run"])
+    assert r.returncode == 0, r.stderr
+    cmds = [line[2:] for line in r.stdout.splitlines() if line.startswith("+ ")]
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    binaries = cmds[1]
+    for dep in deps:
+        if dep.startswith("llama-cpp-python"):
+            assert dep not in binaries  # compiled on the device for SM 8.7, never a downloaded wheel
+        else:
+            assert dep in binaries
+    for flag in ("--platform manylinux2014_aarch64", "--python-version 3.10", "--abi cp310", "numpy<2",
+                 "diskcache>=5.6", "jinja2>=2.11"):
+        assert flag in binaries
+    assert "--index-url https://pypi.jetson-ai-lab.io/jp6/cu126 onnxruntime-gpu" in cmds[2]
+    setup = (JETSON / "setup.sh").read_text()
+    assert cmds[3].endswith("--no-binary=:all: llama-cpp-python==0.3.36") and 'LLAMA_VERSION="0.3.36"' in setup
+    assert "scikit-build-core" in cmds[4] and "tomli" in cmds[4]
+
+
+@pytest.mark.parametrize("script, args", [("wheels.sh", []), ("wheels.sh", ["a", "b"]), ("stage.sh", []),
+                                          ("venusctl.sh", ["profile"])])
+def test_refusals_are_one_clean_sentence(script, args, tmp_path) -> None:
+    r = run([str(JETSON / script), *args], env={"VENUS_ROOT": str(tmp_path)})
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].endswith("."), r.stderr
