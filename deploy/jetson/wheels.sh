@@ -52,8 +52,10 @@ x mkdir -p "$OUT"
 x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" "numpy<2" "${DEPS[@]}" "${LLAMA_DEPS[@]}"
 x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" --index-url "$INDEX" onnxruntime-gpu
 x "$PY" -m pip download -q -d "$OUT" --no-deps --no-binary=:all: "llama-cpp-python==$LLAMA"
-# llama-cpp-python's build backend, for the device's offline `pip wheel` (cmake and ninja come from apt)
+# Build backends for the device's offline builds: llama-cpp-python's (cmake and ninja come from apt)
+# and venus-edge's own (setuptools, wheel), installed from the staged source.
 # pip evaluates markers such as python_version < "3.11" for the machine it runs on, not the
 # target: the backports that Python 3.10 needs are named here.
-x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" "scikit-build-core[pyproject]>=0.9.2" tomli exceptiongroup
+x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" "scikit-build-core[pyproject]>=0.9.2" tomli exceptiongroup \
+  "setuptools>=69" wheel
 echo "wheels for JetPack 6 (aarch64, cp310) in $OUT: stage them with stage.sh --wheels $OUT"

@@ -238,6 +238,7 @@ def test_wheel_folder_for_offline_devices(tmp_path) -> None:
     setup = (JETSON / "setup.sh").read_text()
     assert cmds[3].endswith("--no-binary=:all: llama-cpp-python==0.3.36") and 'LLAMA_VERSION="0.3.36"' in setup
     assert "scikit-build-core" in cmds[4] and "tomli" in cmds[4]
+    assert "setuptools>=69" in cmds[4]  # venus-edge's own build backend (pyproject build-system)
 
 
 @pytest.mark.parametrize("script, args", [("wheels.sh", []), ("wheels.sh", ["a", "b"]), ("stage.sh", []),
