@@ -13,16 +13,22 @@ from pathlib import Path
 from quant.report import label, ok_rows
 
 
+# An encoder precision whose measured KL on the LLM is below this (nats) costs nothing worth paying memory for.
+NEGLIGIBLE_KL = 1e-3
+
+
 @dataclass
 class Candidate:
     row: dict
     encoder: str
     fit: object  # export.plan.FitResult
-    encoder_kl: float = 0.0  # measured effect of the encoder precision on the LLM's next-token distribution
+    encoder_kl: float | None = None  # measured effect of the encoder precision on the LLM's next-token distribution
 
     @property
     def quality_loss(self) -> float:
-        return self.row["kl_mean"] + self.encoder_kl
+        """The LLM's KL plus the encoder's, where the encoder's is measured and not negligible."""
+        enc = self.encoder_kl or 0.0
+        return self.row["kl_mean"] + (enc if enc > NEGLIGIBLE_KL else 0.0)
 
 
 @dataclass
@@ -72,13 +78,16 @@ def recommend(sweep_dir: Path, device: str, variant: str = "omni", context: int 
             continue
         for enc in encoders:
             fit = plan_fit(device, variant, row["type"], enc, context, **plan_options)
-            rec.candidates.append(Candidate(row, enc, fit, effects.get(enc, 0.0)))
+            rec.candidates.append(Candidate(row, enc, fit, effects.get(enc)))
     fitting = [c for c in rec.candidates if c.fit.fits]
     realtime = [c for c in fitting if c.fit.realtime]
     pool = realtime or fitting
     if pool:
-        # equal quality (encoders not measured): the higher encoder precision, then the most memory to spare
-        rec.best = min(pool, key=lambda c: (c.quality_loss, -ONNX_BYTES.get(c.encoder, 0), -c.fit.free_gb))
+        # equal quality: an unmeasured encoder precision is not assumed harmless (higher precision first);
+        # a measured one within NEGLIGIBLE_KL is, and the one leaving the most memory wins
+        rec.best = min(pool, key=lambda c: (c.quality_loss,
+                                            0 if c.encoder_kl is not None else -ONNX_BYTES.get(c.encoder, 0),
+                                            -c.fit.free_gb))
         if not realtime:
             rec.notes.append("nothing that fits keeps up with real time on this device; the best fit is shown")
     return rec
