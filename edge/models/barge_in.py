@@ -18,6 +18,9 @@ BACKCHANNELS = frozenset({
 STOP_WORDS = frozenset({"stop", "wait", "hold", "pause", "quiet", "enough", "shush", "hush", "cancel", "no", "sorry",
                         "excuse", "me", "on", "a", "second", "moment", "minute", "please", "hang", "shut", "up",
                         "be", "okay", "ok"})
+# Decisions that let the reply go on ("other": speech addressed to someone else, "background": a
+# voice in the room well under the user's level; both come from the duplex policy).
+GO_ON = frozenset({"backchannel", "echo", "noise", "other", "background"})
 MAX_BACKCHANNEL_MS = 1200  # longer speech is taking the floor, whatever its words
 MIN_READABLE_MS = 250  # shorter voiced speech may be the start of either: decide at the next boundary
 

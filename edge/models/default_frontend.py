@@ -14,6 +14,7 @@ import collections
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -36,8 +37,11 @@ class Settings:
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_reply_tokens: int = 80
-    tokens_per_chunk: int = 40  # decode cap within one chunk (the reference caps text tokens per chunk)
+    tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
+    first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
     history_turns: int = 4
+    llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
+    first_budget: float = 1.5  # the same for the reply's first piece
 
 
 @dataclass
@@ -69,6 +73,8 @@ class DefaultFrontend:
         self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
         self.history: list[tuple[str, str]] = []
         self.results: collections.deque[BackendResult] = collections.deque()
+        # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
+        self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
         self.llm.prefill(self.llm.tokenize(protocol.chat_prompt([]).rsplit("<|im_start|>", 1)[0]))
 
     # --- the chunk loop --------------------------------------------------------------------
@@ -113,19 +119,19 @@ class DefaultFrontend:
         text = self.asr.transcribe(utt.samples())
         asr_ms = (time.perf_counter() - t0) * 1e3
         voiced_ms = utt.voiced_frames * FRAME_NS / 1e6
-        verdict = barge_in.classify(text, voiced_ms, not ended, set(self.spoken_words))
+        # The duplex judge may hand in its policy (it also weighs levels against echo and background).
+        decide = self.overlap_policy
+        verdict = (decide(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words)) if decide is not None
+                   else barge_in.classify(text, voiced_ms, not ended, set(self.spoken_words)))
         out.info["barge_in"] = {"decision": verdict.decision, "text": text, "onset_ns": utt.onset_ns,
                                 "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
                                 "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
         out.user_text = text
-        if verdict.decision in ("backchannel", "echo", "noise"):
+        if verdict.decision in barge_in.GO_ON:
             self.utt = None  # go on: the reply continues
         elif verdict.decision == "interrupt":
             out.interrupt = True
-            if self.reply is not None:
-                self._remember_reply()
-                self.reply.close()
-                self.reply = None
+            self.yield_turn()
             self.speak_until_ns = chunk.t_end_ns
             utt.over_playback = False  # from now on it is the user's turn
             if ended:
@@ -159,7 +165,14 @@ class DefaultFrontend:
 
     def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:
         assert self.reply is not None
-        piece = self.reply.next_piece(self.s.tokens_per_chunk)
+        budget = None
+        if self.s.llm_budget is not None:
+            # The first words are what the user waits for: they may overrun the chunk (one late step is
+            # caught up by the quick listening steps after it); later pieces keep to the budget.
+            share = self.s.first_budget if self.reply.spoken_upto == 0 else self.s.llm_budget
+            budget = share * (chunk.t_end_ns - chunk.t_start_ns) / 1e9
+        cap = self.s.first_tokens if self.reply.spoken_upto == 0 else self.s.tokens_per_chunk
+        piece = self.reply.next_piece(cap, budget)
         out.info["llm_ms"] = round(piece.llm_s * 1e3, 1) + out.info.get("prefill_ms", 0.0)
         out.info["llm_tokens"] = len(piece.tokens)
         out.tokens = piece.tokens
@@ -172,6 +185,13 @@ class DefaultFrontend:
         if piece.finished:
             out.turn_end = True
             self._remember_reply()
+            self.reply = None
+
+    def yield_turn(self) -> None:
+        """Drop the rest of the reply (an interruption); what was already said stays in the history."""
+        if self.reply is not None:
+            self._remember_reply()
+            self.reply.close()
             self.reply = None
 
     def _remember_reply(self) -> None:
@@ -201,6 +221,8 @@ class DefaultFrontend:
 def build(config: dict) -> DefaultFrontend:
     threads = max(1, int(config.get("threads", 1) or 1))
     s = Settings(threads=threads)
+    if not config.get("realtime", True):
+        s.llm_budget = None  # a virtual clock waits for the frontend: decode the same pieces on any machine
     for key in ("endpoint_ms", "max_reply_tokens", "tokens_per_chunk"):
         if config.get(key) is not None:
             setattr(s, key, int(config[key]))

@@ -50,8 +50,12 @@ class Reply:
                 return m.end()
         return end
 
-    def next_piece(self, max_tokens: int) -> Piece:
-        """Decode until the next sentence (or the span, or the end) is whole; at most `max_tokens` more."""
+    def next_piece(self, max_tokens: int, budget_s: float | None = None) -> Piece:
+        """Decode until the next sentence (or the span, or the end) is whole.
+
+        At most `max_tokens` more, and no longer than `budget_s`: a live chunk loop must not fall behind
+        the microphone; what is unfinished continues at the next boundary.
+        """
         t0 = time.perf_counter()
         piece = Piece()
         first = self.spoken_upto == 0
@@ -70,6 +74,8 @@ class Reply:
                 self.spoken_upto = end
                 break
             if self.stream.finished or budget <= 0:
+                break
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
                 break
             self.stream.next()
             budget -= 1

@@ -13,6 +13,7 @@ import soundfile as sf
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from edge import messages as m  # noqa: E402
+from edge.graph.supervisor import SupervisorSettings  # noqa: E402
 from edge.session import SessionConfig, run_session  # noqa: E402
 from edge.timeline.journal import Journal  # noqa: E402
 
@@ -43,7 +44,8 @@ class Session:
 def run_file(mic: Path, out_dir: Path, inprocess: bool = False) -> Session:
     cfg = SessionConfig(mic=str(mic), speaker=str(out_dir / "reply.wav"), journal=str(out_dir / "s.journal"),
                         realtime=False, frontend="default", voice="piper", threads=1, speaker_rate=16000)
-    report = run_session(cfg, inprocess=inprocess)
+    # A shared 2-core machine can stall a step for seconds: do not mistake that for a hung node.
+    report = run_session(cfg, inprocess=inprocess, settings=SupervisorSettings(hang_s=60.0))
     assert report.ok, report.reason
     reply, rate = sf.read(str(out_dir / "reply.wav"), dtype="float32")
     return Session(Journal(out_dir / "s.journal"), reply, rate, report)

@@ -1,0 +1,168 @@
+"""`venus-edge bench voice`: voice-to-voice latency of the embedded default, and each stage's real-time factor.
+
+Scripted spoken questions (espeak-ng) are placed on one timeline, each at a
+seeded offset inside its chunk so the end of speech falls anywhere between
+boundaries, and fed through the real graph in real time (VAD, ASR and LLM
+in the frontend process, the Piper voice in the speech process). Latency
+per question: from the end of the user's speech to the first reply sample
+played, read from the journal. Stage real-time factors: VAD and ASR from
+the frontend's per-chunk timings (compute / audio), the LLM as decode time
+per second of reply audio it produced, and the voice as synthesis time per
+second of audio, measured on the session's own replies.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from edge import messages as m
+from edge.bench.stats import pct
+
+QUESTIONS = [
+    "What is two plus two?",
+    "What is the capital of France?",
+    "How many days are in a week?",
+    "What color is the sky?",
+    "Who wrote Romeo and Juliet?",
+    "What is the opposite of hot?",
+    "How many legs does a spider have?",
+    "What do bees make?",
+    "What is the largest planet?",
+    "What language is spoken in Spain?",
+    "What is the weather like in Paris today?",
+    "What is the boiling point of water?",
+]
+SLOT_S = 9.0  # one question and its reply; long enough that no reply runs into the next question
+
+
+@dataclass
+class Turn:
+    question: str
+    end_ns: int  # end of the user's speech on the session clock
+    heard: str = ""
+    reply: str = ""
+    first_audio_ns: int | None = None
+    boundary_ns: int = 0  # the chunk boundary at which the turn was decided
+    compute_ms: float = 0.0  # the frontend's step at that boundary
+
+    @property
+    def latency_ms(self) -> float | None:
+        return None if self.first_audio_ns is None else (self.first_audio_ns - self.end_ns) / 1e6
+
+
+def make_input(path: Path, questions: list[str], chunk_ms: int, seed: int) -> list[Turn]:
+    from edge.models import spoken
+
+    rng = np.random.default_rng(seed)
+    lines = [(i * SLOT_S + 0.4 + rng.uniform(0, chunk_ms / 1000), q) for i, q in enumerate(questions)]
+    audio, marks = spoken.timeline(lines, len(questions) * SLOT_S + 2.0)
+    spoken.write(path, audio)
+    return [Turn(mk["text"], int(mk["end_s"] * 1e9)) for mk in marks]
+
+
+def read_turns(journal: Path, turns: list[Turn]) -> dict:
+    from edge.timeline.journal import Journal
+
+    j = Journal(journal)
+    stage = {"vad_ms": 0.0, "audio_ms": 0.0, "asr_ms": 0.0, "asr_audio_ms": 0.0, "llm_ms": 0.0, "reply_s": 0.0}
+    speaks: dict[str, Turn] = {}
+    current: Turn | None = None
+    rate = int(j.session.get("speaker_rate", 24000))
+    replies: list[str] = []
+    for rec, msg in j.messages(m.ChunkDecision, m.SpeakText, m.PlaybackAck):
+        if isinstance(msg, m.ChunkDecision):
+            for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms"):
+                stage[key] += float(msg.info.get(key, 0.0))
+            end = msg.info.get("user_end_ns")
+            if end is not None and msg.user_text:
+                current = min(turns, key=lambda t: abs(t.end_ns - end))
+                if current.heard:
+                    current = None  # a second turn near the same question: not one of ours
+                else:
+                    current.heard, current.compute_ms = msg.user_text, msg.compute_ns / 1e6
+                    current.boundary_ns = rec.env.t_ns
+        elif isinstance(msg, m.SpeakText):
+            replies.append(msg.text)
+            if current is not None:
+                current.reply = (current.reply + " " + msg.text).strip()
+                speaks[msg.id] = current
+        elif isinstance(msg, m.PlaybackAck):
+            stage["reply_s"] += msg.samples / rate
+            turn = speaks.get(msg.speak_id)
+            if turn is not None and msg.seq == 0 and (turn.first_audio_ns is None or msg.t_start_ns < turn.first_audio_ns):
+                turn.first_audio_ns = msg.t_start_ns
+    stage["replies"] = replies
+    return stage
+
+
+def tts_rtf(texts: list[str], threads: int) -> float:
+    from edge.models.piper_voice import PiperVoice
+
+    voice = PiperVoice(threads=threads)
+    spent = audio_s = 0.0
+    for text in texts:
+        t0 = time.perf_counter()
+        for piece in voice.synthesize(text):
+            audio_s += len(piece) / voice.sample_rate
+        spent += time.perf_counter() - t0
+    return spent / audio_s if audio_s else float("nan")
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge bench voice", description=__doc__.split("\n\n")[0])
+    p.add_argument("--questions", type=int, default=len(QUESTIONS), help=f"how many (10 to {len(QUESTIONS)})")
+    p.add_argument("--chunk-ms", type=int, default=1000, help="the session's chunk length (default 1000)")
+    p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--out", help="keep the input, journal and reply audio here")
+    args = p.parse_args(argv)
+    if not 10 <= args.questions <= len(QUESTIONS):
+        print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.")
+        return 2
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    from edge.models.locate import ModelMissing
+    from edge.session import SessionConfig, run_session
+
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-voice-"))
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        turns = make_input(out / "questions.wav", QUESTIONS[:args.questions], args.chunk_ms, args.seed)
+    except ModelMissing as exc:
+        print(f"venus-edge bench voice: {exc}")
+        return 2
+    cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
+                        journal=str(out / "session.journal"), chunk_ms=args.chunk_ms, realtime=True,
+                        frontend="default", voice="piper", threads=args.threads,
+                        extra={"max_reply_tokens": 40})
+    print(f"bench voice: {len(turns)} spoken questions, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
+          f"real time ({len(turns) * SLOT_S:.0f} s of audio); files in {out}", flush=True)
+    report = run_session(cfg)
+    if not report.ok:
+        print(f"venus-edge bench voice: the session did not complete: {report.reason}")
+        return 1
+    stage = read_turns(out / "session.journal", turns)
+    for i, t in enumerate(turns, 1):
+        lat = f"{t.latency_ms:.0f} ms" if t.latency_ms is not None else "no reply"
+        wait = (t.boundary_ns - t.end_ns) / 1e6 if t.boundary_ns else float("nan")
+        print(f"{i:2d}. {t.question!r} heard {t.heard!r} -> {t.reply[:60]!r}: {lat} "
+              f"(boundary wait {wait:.0f} ms, frontend {t.compute_ms:.0f} ms)")
+    lat = [t.latency_ms for t in turns if t.latency_ms is not None]
+    rtf = {
+        "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else float("nan"),
+        "ASR": stage["asr_ms"] / stage["asr_audio_ms"] if stage["asr_audio_ms"] else float("nan"),
+        "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else float("nan"),
+        "TTS": tts_rtf(stage["replies"], args.threads),
+    }
+    print(f"answered {len(lat)}/{len(turns)}")
+    print("real-time factor per stage: " + ", ".join(f"{k} {v:.3f}" for k, v in rtf.items()))
+    if not lat:
+        print("voice-to-voice p50 nan ms p90 nan ms")
+        return 1
+    print(f"voice-to-voice p50 {pct(lat, 50):.0f} ms p90 {pct(lat, 90):.0f} ms")
+    return 0

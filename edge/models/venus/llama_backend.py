@@ -1,0 +1,197 @@
+"""llama.cpp through llama-cpp-python's low-level API: token and embedding batches, logits, hidden states, KV edits.
+
+One model, one context, one sequence (0). Positions are tracked here (`n_past`);
+the KV window slides by removing a range and shifting what follows. Hidden
+states (after the final norm) are computed only for decodes that ask for them:
+llama.cpp outputs every row while embeddings are on, which slows prefill.
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+
+
+def _lib():
+    import llama_cpp
+    from llama_cpp._logger import set_verbose
+
+    set_verbose(False)
+    return llama_cpp
+
+
+class LlamaError(RuntimeError):
+    pass
+
+
+class LlamaModel:
+    def __init__(self, path: Path, n_ctx: int, threads: int = 1, n_gpu_layers: int = 0, flash_attn: bool = False,
+                 has_vocab: bool = True, n_batch: int = 512) -> None:
+        ll = self.ll = _lib()
+        ll.llama_backend_init()
+        mp = ll.llama_model_default_params()
+        mp.n_gpu_layers = n_gpu_layers
+        self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
+        if not self.model:
+            raise LlamaError(f"llama.cpp could not load {path.name}; the file is not a GGUF this llama.cpp reads.")
+        cp = ll.llama_context_default_params()
+        cp.n_ctx = n_ctx
+        cp.n_batch = cp.n_ubatch = min(n_batch, n_ctx)
+        cp.n_threads = cp.n_threads_batch = max(1, threads)
+        cp.embeddings = True
+        cp.pooling_type = ll.LLAMA_POOLING_TYPE_NONE
+        cp.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        self.ctx = ll.llama_init_from_model(self.model, cp)
+        if not self.ctx:
+            ll.llama_model_free(self.model)
+            raise LlamaError(f"llama.cpp could not create a context of {n_ctx} for {path.name} (out of memory?).")
+        self.path = path
+        self.n_batch = int(cp.n_batch)
+        self.n_ctx = int(ll.llama_n_ctx(self.ctx))
+        self.vocab = ll.llama_model_get_vocab(self.model)
+        self.has_vocab = has_vocab
+        self.n_vocab = int(ll.llama_vocab_n_tokens(self.vocab))
+        self.n_embd = int(ll.llama_model_n_embd(self.model))
+        self.mem = ll.llama_get_memory(self.ctx)
+        self.n_past = 0
+        self._embeddings_on = True
+        self._one = ll.llama_batch_init(1, 0, 1)  # the decode loop's single-token batch, reused
+        self._tok = ll.llama_batch_init(self.n_batch, 0, 1)
+        self._emb = ll.llama_batch_init(self.n_batch, self.n_embd, 1)
+
+    # --- decoding ----------------------------------------------------------------------------
+    def _embeddings(self, on: bool) -> None:
+        if on != self._embeddings_on:
+            self.ll.llama_set_embeddings(self.ctx, on)
+            self._embeddings_on = on
+
+    def _run(self, batch, n: int, outputs: str) -> None:
+        """Decode `n` rows at n_past; outputs "last", "all" or "none"."""
+        if self.n_past + n > self.n_ctx:
+            raise LlamaError(f"the context is full ({self.n_past} + {n} > {self.n_ctx}); the KV window must slide "
+                             "first")
+        batch.n_tokens = n
+        for i in range(n):
+            batch.pos[i] = self.n_past + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = outputs == "all" or (outputs == "last" and i == n - 1)
+        rc = self.ll.llama_decode(self.ctx, batch)
+        if rc != 0:
+            raise LlamaError(f"llama_decode failed with code {rc} at position {self.n_past} ({n} rows)")
+        self.n_past += n
+
+    def logits(self, i: int = -1) -> np.ndarray:
+        ptr = self.ll.llama_get_logits_ith(self.ctx, i)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+
+    def hidden(self, i: int = -1) -> np.ndarray:
+        ptr = self.ll.llama_get_embeddings_ith(self.ctx, i)
+        if not ptr:
+            raise LlamaError("llama.cpp returned no hidden state (embeddings were off for this decode)")
+        return np.ctypeslib.as_array(ptr, shape=(self.n_embd,)).copy()
+
+    def step(self, token: int, hidden: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """Decode one token: the next-token logits and, when asked, this token's hidden state.
+
+        Embeddings are switched on only when asked and left on (one output row costs the same either
+        way); prefill switches them off, so a chunk toggles at most twice."""
+        if hidden:
+            self._embeddings(True)
+        b = self._one
+        b.token[0] = int(token)
+        self._run(b, 1, "last")
+        return self.logits(0), (self.hidden(0) if hidden else None)
+
+    def prefill_tokens(self, tokens: list[int], want_logits: bool = True) -> np.ndarray | None:
+        """Decode token ids in batches of n_batch; the logits after the last one (or None)."""
+        if not tokens:
+            return None
+        self._embeddings(False)
+        b = self._tok
+        n = 0
+        for start in range(0, len(tokens), self.n_batch):
+            part = tokens[start:start + self.n_batch]
+            for i, t in enumerate(part):
+                b.token[i] = int(t)
+            n = len(part)
+            last = start + n == len(tokens)
+            self._run(b, n, "last" if (last and want_logits) else "none")
+        return self.logits(n - 1) if want_logits else None
+
+    def prefill_embeddings(self, embd: np.ndarray, want_logits: bool = False) -> np.ndarray | None:
+        """Decode rows of input embeddings (n, n_embd); token ids and embeddings never share a batch."""
+        embd = np.ascontiguousarray(embd, dtype=np.float32)
+        if embd.ndim != 2 or embd.shape[1] != self.n_embd:
+            raise LlamaError(f"embedding input must be (n, {self.n_embd}); got {list(embd.shape)}")
+        if len(embd) == 0:
+            return None
+        self._embeddings(False)
+        b = self._emb
+        n = 0
+        for start in range(0, len(embd), self.n_batch):
+            part = embd[start:start + self.n_batch]
+            ctypes.memmove(b.embd, part.ctypes.data, part.nbytes)
+            n = len(part)
+            last = start + n == len(embd)
+            self._run(b, n, "last" if (last and want_logits) else "none")
+        return self.logits(n - 1) if want_logits else None
+
+    # --- KV cache ------------------------------------------------------------------------------
+    def can_shift(self) -> bool:
+        return bool(self.ll.llama_memory_can_shift(self.mem))
+
+    def remove(self, p0: int, p1: int) -> None:
+        """Forget positions [p0, p1) and move everything after them down, so positions stay contiguous."""
+        if not self.ll.llama_memory_seq_rm(self.mem, 0, p0, p1):
+            raise LlamaError(f"llama.cpp could not remove KV positions [{p0}, {p1})")
+        self.ll.llama_memory_seq_add(self.mem, 0, p1, -1, -(p1 - p0))
+        self.n_past -= p1 - p0
+
+    def truncate(self, pos: int) -> None:
+        """Drop every position from `pos` on (undo a partial decode)."""
+        self.ll.llama_memory_seq_rm(self.mem, 0, pos, -1)
+        self.n_past = pos
+
+    def pos_max(self) -> int:
+        return int(self.ll.llama_memory_seq_pos_max(self.mem, 0))
+
+    def clear(self) -> None:
+        self.ll.llama_memory_clear(self.mem, True)
+        self.n_past = 0
+
+    # --- vocabulary (never on a tokenizer-"none" model: llama.cpp aborts there) -----------------
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        if not self.has_vocab:
+            raise LlamaError("this model has no text vocabulary, so it cannot tokenize")
+        raw = text.encode("utf-8")
+        buf = (self.ll.llama_token * (len(raw) + 8))()
+        n = self.ll.llama_tokenize(self.vocab, raw, len(raw), buf, len(buf), False, special)
+        if n < 0:
+            raise LlamaError(f"llama.cpp could not tokenize a {len(raw)}-byte text")
+        return list(buf[:n])
+
+    def piece(self, token: int) -> bytes:
+        """The visible bytes of a token ('' for control tokens)."""
+        if not self.has_vocab:
+            raise LlamaError("this model has no text vocabulary")
+        buf = ctypes.create_string_buffer(64)
+        n = self.ll.llama_token_to_piece(self.vocab, int(token), buf, 64, 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self.ll.llama_token_to_piece(self.vocab, int(token), buf, -n, 0, False)
+        return buf.raw[:max(n, 0)]
+
+    def close(self) -> None:
+        ll = self.ll
+        for name in ("_one", "_tok", "_emb"):
+            b = self.__dict__.pop(name, None)
+            if b is not None:
+                ll.llama_batch_free(b)
+        if getattr(self, "ctx", None):
+            ll.llama_free(self.ctx)
+            self.ctx = None
+        if getattr(self, "model", None):
+            ll.llama_model_free(self.model)
+            self.model = None

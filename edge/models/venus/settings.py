@@ -1,0 +1,95 @@
+"""Settings of the Venus chunk loop; defaults are the reference's, every one can be overridden.
+
+`venus-edge --bundle DIR` reads overrides from `DIR/venus.json` when present and
+from the session config key "venus" (a dict); unknown keys are refused.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Sampling:
+    temperature: float = 0.7
+    top_k: int = 20
+    top_p: float = 0.8
+    repetition_penalty: float = 1.05
+    repetition_window: int = 512
+    listen_scale: float = 1.0  # multiplies the probability of <|listen|> (a logit shift of log(scale))
+    turn_eos_length_penalty: float = 0.0  # added to the <|turn_eos|> logit per spoken token of the turn
+    seed: int = 0
+
+
+@dataclass
+class VenusSettings:
+    n_ctx: int = 8192
+    kv_high: int = 8000  # slide the KV cache when a chunk could pass this many positions
+    kv_low: int = 6000  # ... down to this many
+    max_speak_tokens: int = 20  # text tokens per chunk; <|chunk_eos|> is forced at the cap
+    backend_max_sentences: int = 3
+    backend_max_chars: int = 600
+    system_prompt: str = ""  # kept at the start of the cache across slides
+    max_slices: int | None = None  # vision slices per frame; None: the checkpoint's max_slice_nums
+    precision: str | None = None  # LLM GGUF type to load; None: the most precise in the bundle
+    encoder_precision: str | None = None  # fp32 / fp16 / int8; None: the most precise in the bundle
+    device: str = "auto"  # auto | cpu | cuda
+    n_gpu_layers: int = 0
+    threads: int = 1
+    flash_attn: bool = False
+    verify_hashes: bool = True
+    sampling: Sampling = field(default_factory=Sampling)
+    # Test-only: chunk index -> what to force, in order: protocol tokens ("<|speak|>") or plain text.
+    # Each item is forced with a +1e4 logit bias on top of the protocol rules (a masked token stays masked).
+    # Key "*" (stored as -1): chunks not listed; `forced_after_backend`: the first chunk after a result
+    # was prefilled (it takes precedence over "*", not over a listed index).
+    forced: dict[int, list[str]] = field(default_factory=dict)
+    forced_after_backend: list[str] = field(default_factory=list)
+    # Speech (the venus_speech decoder)
+    tts_codes_per_token: int = 8  # code cap per spoken text token
+    tts_temperature: float = 0.0  # 0: greedy codes
+    flow_steps: int | None = None  # None: the bundle's
+
+    def __post_init__(self) -> None:
+        if not 0 < self.kv_low < self.kv_high <= self.n_ctx:
+            raise ValueError(f"KV marks must satisfy 0 < low < high <= n_ctx; got low {self.kv_low}, "
+                             f"high {self.kv_high}, n_ctx {self.n_ctx}")
+        if self.max_speak_tokens < 1:
+            raise ValueError("max_speak_tokens must be at least 1")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "VenusSettings":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown Venus setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        data = dict(data)
+        if isinstance(data.get("sampling"), dict):
+            s_known = {f.name for f in dataclasses.fields(Sampling)}
+            bad = sorted(set(data["sampling"]) - s_known)
+            if bad:
+                raise ValueError(f"unknown sampling setting(s) {', '.join(bad)}")
+            data["sampling"] = Sampling(**data["sampling"])
+        if "forced" in data:
+            data["forced"] = {(-1 if k == "*" else int(k)): list(v) for k, v in data["forced"].items()}
+        return cls(**data)
+
+    @classmethod
+    def load(cls, bundle: Path, config: dict[str, Any]) -> "VenusSettings":
+        merged: dict[str, Any] = {}
+        path = bundle / "venus.json"
+        if path.is_file():
+            try:
+                merged.update(json.loads(path.read_text()))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path} is not valid JSON (line {e.lineno})") from None
+        merged.update(config.get("venus") or {})
+        if config.get("threads") and "threads" not in (config.get("venus") or {}):
+            merged["threads"] = int(config["threads"])
+        return cls.from_dict(merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,82 @@
+"""The Venus voice (`--voice bundle:DIR`): spoken tokens + LLM hidden states -> TTS codes -> token2wav -> 24 kHz.
+
+The frontend sends each chunk's words with the hidden states of their tokens
+(SpeakText carries them as a payload frame); the speech node calls
+`synthesize_states`. Text alone (another frontend) is tokenized with the LLM's
+vocabulary and conditioned on the text embedding only, which is a weaker voice;
+that is logged once. The frontend checks the bundle's hashes; the voice
+checks sizes (the same files would otherwise be hashed twice).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from edge.models.venus.bundle import BundleError, open_bundle
+from edge.models.venus.onnx_backend import open_graph
+from edge.models.venus.settings import VenusSettings
+from edge.models.venus.token2wav import Token2Wav
+from edge.models.venus.tts import TTS
+from edge.models.venus_frontend import bundle_dir
+
+log = logging.getLogger("edge.venus")
+
+
+class VenusVoice:
+    name = "venus"
+    sample_rate = 24000
+
+    def __init__(self, root: Path, settings: VenusSettings) -> None:
+        self.s = settings
+        b = self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
+                                      device=settings.device, verify_hashes=False)
+        if b.tts is None or b.tts_extras is None:
+            raise BundleError("the bundle has no TTS part, so it cannot speak; rebuild it with venus-export build.")
+        missing = [g for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder") if g not in b.graphs]
+        if missing or b.voice is None:
+            what = ", ".join(missing) or "the token2wav voice file"
+            raise BundleError(f"the bundle lacks {what}, so it cannot make audio; rebuild it with the export extra.")
+        tc = b.config.get("tts_config") or {}
+        self.tts = TTS(b.tts, b.tts_extras, 2048, settings.threads, settings.n_gpu_layers,
+                       bool(tc.get("normalize_projected_hidden", True)))
+        cache = b.root / ".cache" / "trt"
+        runners = [open_graph(g, b.graphs[g], b.engines.get(g), settings.device, settings.threads, cache)
+                   for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]
+        self.t2w = Token2Wav(*runners, b.voice, b.noise, b.token2wav, settings.flow_steps, settings.sampling.seed)
+        self.rng = np.random.default_rng(settings.sampling.seed)
+        self._vocab = None
+        for _ in self.t2w.stream_codes(np.zeros(30, np.int64)):  # first-run costs of the graphs, paid now
+            pass
+        self.codes_total = 0
+
+    def synthesize_states(self, text: str, token_ids: list[int], hidden: np.ndarray | None) -> Iterator[np.ndarray]:
+        if not token_ids:
+            return
+        cap = max(1, self.s.tts_codes_per_token * len(token_ids))
+        codes = self.tts.codes(token_ids, hidden, cap, self.s.tts_temperature, self.rng)
+        self.codes_total += len(codes)
+        yield from self.t2w.stream_codes(codes)
+
+    def synthesize(self, text: str) -> Iterator[np.ndarray]:
+        if not text.strip():
+            return
+        if self._vocab is None:
+            from edge.models.venus.llama_backend import LlamaModel
+
+            log.warning("venus voice: text without hidden states (not from the Venus frontend); speaking from "
+                        "text embeddings only")
+            self._vocab = LlamaModel(self.bundle.llm, 256, 1)
+        yield from self.synthesize_states(text, self._vocab.tokenize(text), None)
+
+    def close(self) -> None:
+        self.tts.close()
+        if self._vocab is not None:
+            self._vocab.close()
+
+
+def build(config: dict) -> VenusVoice:
+    root = bundle_dir(config, "voice_arg")
+    return VenusVoice(root, VenusSettings.load(root, config))
