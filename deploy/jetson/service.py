@@ -139,6 +139,8 @@ def main() -> int:
         return EX_CONFIG
     relay = Relay(env.pop("NOTIFY_SOCKET", None))
     env["NOTIFY_SOCKET"] = relay.path
+    # WATCHDOG_PID names this wrapper; without it the runtime's sd_notify checks skip the PID test
+    env.pop("WATCHDOG_PID", None)
     period = watchdog_period(env)
     if env.get("VENUS_RUNTIME_NOTIFIES") == "1":
         relay.child_ready = relay.child_watchdog = True

@@ -17,6 +17,7 @@ service = load_jetson("service")
 
 NOTIFYING_RUNTIME = """
 import os, socket, sys, time
+assert "WATCHDOG_PID" not in os.environ and os.environ["WATCHDOG_USEC"] == "100000"
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 addr = os.environ["NOTIFY_SOCKET"]
 s.sendto(b"READY=1", addr)
@@ -68,7 +69,8 @@ def start(tmp_path: Path, script: str, env: dict[str, str], args: str = "") -> s
 
 def test_runtime_messages_are_relayed_and_win(tmp_path) -> None:
     systemd = FakeSystemd(tmp_path)
-    p = start(tmp_path, NOTIFYING_RUNTIME, {"NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "100000"})
+    p = start(tmp_path, NOTIFYING_RUNTIME, {"NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "100000",
+                                            "WATCHDOG_PID": str(os.getpid())})
     out, err = p.communicate(timeout=30)
     assert p.returncode == 0, err
     msgs = systemd.received()
