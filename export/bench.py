@@ -67,7 +67,8 @@ def run_bench(size_mb: int, workdir: Path | None) -> int:
         (root / "streamed.gguf").unlink()
         naive = run_worker("naive", root / "ckpt", root / "naive.gguf")
     for r in (streamed, naive):
-        print(f"{r['mode']:8}: {r['bytes'] / MB:.0f} MB in {r['seconds']:.1f} s = {r['bytes'] / MB / r['seconds']:.0f} MB/s, "
+        rate = r["bytes"] / MB / r["seconds"]
+        print(f"{r['mode']:8}: {r['bytes'] / MB:.0f} MB in {r['seconds']:.1f} s = {rate:.0f} MB/s, "
               f"peak RSS {r['peak_mb']:.0f} MB (baseline {r['baseline_mb']:.0f} MB, "
               f"largest tensor {r['largest_tensor_mb']:.0f} MB)")
     rate = streamed["bytes"] / MB / streamed["seconds"]

@@ -143,9 +143,11 @@ class CheckpointReader:
     def _check_prefixes(self) -> None:
         for name in self._infos:
             if not name.startswith(KNOWN_PREFIXES):
-                raise ExportError(f"Unexpected tensor {name}: it belongs to no known part ({', '.join(KNOWN_PREFIXES)}).")
+                raise ExportError(f"Unexpected tensor {name}: it belongs to no known part "
+                                  f"({', '.join(KNOWN_PREFIXES)}).")
             if self.variant == "audio" and name.startswith(VISION_PREFIXES):
-                raise ExportError(f"Unexpected tensor {name}: the Audio variant (init_vision false) has no vision tower.")
+                raise ExportError(f"Unexpected tensor {name}: the Audio variant (init_vision false) "
+                                  "has no vision tower.")
 
     # -- queries -----------------------------------------------------------------------------
     @property

@@ -81,7 +81,8 @@ def _run(args: argparse.Namespace) -> int:
         from export.build import BuildOptions, build
 
         opts = BuildOptions(types=args.types, tts_types=args.tts_types, encoders=args.encoders, device=args.device,
-                            context=args.context, kv_type=args.kv, onnx=not args.no_onnx, dry_run=args.dry_run, progress=not args.no_progress,
+                            context=args.context, kv_type=args.kv, onnx=not args.no_onnx, dry_run=args.dry_run,
+                            progress=not args.no_progress,
                             threads=args.threads)
         manifest = build(args.checkpoint, args.out, opts)
         if not args.dry_run:

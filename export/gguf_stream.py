@@ -50,12 +50,14 @@ def write_streamed(writer: GGUFWriter, tensors: list[PlannedTensor], desc: str, 
             for block in t.blocks():
                 block = np.ascontiguousarray(block, dtype=t.dtype)
                 if block.dtype == np.float16 and not np.isfinite(block).all():
-                    raise ExportError(f"Tensor {t.name} has values beyond float16's range, so it cannot be written as F16.")
+                    raise ExportError(f"Tensor {t.name} has values beyond float16's range, "
+                                      "so it cannot be written as F16.")
                 block.tofile(fout)
                 written += block.nbytes
                 bar.update(block.nbytes)
             if written != t.nbytes:
-                raise ExportError(f"Tensor {t.name} produced {written} bytes where its shape {t.shape} needs {t.nbytes}.")
+                raise ExportError(f"Tensor {t.name} produced {written} bytes where its shape {t.shape} "
+                                  f"needs {t.nbytes}.")
             writer.write_padding(fout, written)
     writer.close()
     return total

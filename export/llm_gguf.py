@@ -46,7 +46,8 @@ class Qwen3Params:
         if missing:
             raise ExportError(f"config.json lacks the Qwen3 key {missing[0]}, so the LLM cannot be exported.")
         if config.get("rope_scaling"):
-            raise ExportError(f"config.json sets rope_scaling {config['rope_scaling']}, which this exporter does not map yet.")
+            raise ExportError(f"config.json sets rope_scaling {config['rope_scaling']}, "
+                              "which this exporter does not map yet.")
         n_head = int(config["num_attention_heads"])
         return cls(
             n_layers=int(config["num_hidden_layers"]),

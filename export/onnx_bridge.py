@@ -84,7 +84,9 @@ def _row(r: dict) -> dict:
     """A verify row from export.onnx's (part, precision, metric, tolerance, passed) form."""
     if {"check", "value", "limit", "ok"} <= set(r):
         return {k: r[k] for k in ("part", "check", "value", "limit", "ok")}
-    part = f"{r.get('part', 'onnx')}-{r['precision']}" if r.get("precision") not in (None, "-") else r.get("part", "onnx")
+    part = str(r.get("part", "onnx"))
+    if r.get("precision") not in (None, "-"):
+        part = f"{part}-{r['precision']}"
     metric = r.get("metric")
     if metric is None or metric not in r:
         return {"part": part, "check": "graph", "value": str(r.get("error", "missing")), "limit": "present",

@@ -106,7 +106,8 @@ class _Rng:
 
 def llm_tensors(config: dict, seed: int) -> dict[str, np.ndarray]:
     r, h, f = _Rng(seed), config["hidden_size"], config["intermediate_size"]
-    nh, nkv, hd, v = config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"], config["vocab_size"]
+    nh, nkv = config["num_attention_heads"], config["num_key_value_heads"]
+    hd, v = config["head_dim"], config["vocab_size"]
     t = {"llm.model.embed_tokens.weight": r.normal("llm.embed", (v, h), 1.0)}
     for i in range(config["num_hidden_layers"]):
         p = f"llm.model.layers.{i}."
@@ -126,7 +127,8 @@ def llm_tensors(config: dict, seed: int) -> dict[str, np.ndarray]:
 def tts_tensors(config: dict, seed: int) -> dict[str, np.ndarray]:
     tc, r = config["tts_config"], _Rng(seed + 1)
     h, f, n = tc["hidden_size"], tc["intermediate_size"], tc["num_hidden_layers"]
-    nh, nkv, codes, llm_dim = tc["num_attention_heads"], tc["num_key_value_heads"], tc["num_audio_tokens"], tc["llm_dim"]
+    nh, nkv = tc["num_attention_heads"], tc["num_key_value_heads"]
+    codes, llm_dim = tc["num_audio_tokens"], tc["llm_dim"]
     hd = h // nh
     t = {"tts.emb_text.weight": r.normal("emb_text", (tc["num_text_tokens"], h), 1.0),
          "tts.emb_code.0.weight": r.normal("emb_code", (codes, h), 1.0)}

@@ -125,7 +125,8 @@ def convert_tts(reader: CheckpointReader, out_gguf: Path, progress: bool = True)
     for name, want in ((f"{PREFIX}emb_code.0.weight", (p.n_codes, p.hidden)),
                        (f"{PREFIX}model.layers.0.self_attn.q_proj.weight", (p.n_head * p.head_dim, p.hidden))):
         if tuple(reader.info(name).shape) != want:
-            raise ExportError(f"Tensor {name} has shape {list(reader.info(name).shape)} where tts_config implies {list(want)}.")
+            raise ExportError(f"Tensor {name} has shape {list(reader.info(name).shape)} "
+                              f"where tts_config implies {list(want)}.")
     tmp = out_gguf.with_name(out_gguf.name + ".partial")
     w = open_writer(tmp, ARCH)
     w.add_name("venus-tts")

@@ -66,7 +66,8 @@ def read_vocab(ckpt: Path, vocab_size: int) -> Vocab:
 
     for text in REQUIRED_TOKENS:
         if text not in added and text not in base:
-            raise ExportError(f"Token {text} is not a single entry of the tokenizer, so the protocol cannot be encoded.")
+            raise ExportError(f"Token {text} is not a single entry of the tokenizer, "
+                              "so the protocol cannot be encoded.")
         types[added[text][0] if text in added else base[text]] = int(TokenType.CONTROL)
 
     cfg_path = ckpt / "tokenizer_config.json"

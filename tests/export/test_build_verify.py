@@ -60,7 +60,8 @@ def test_verify_catches_a_flipped_byte(audio_bundle: Path, tmp_path: Path, capsy
     bad = [r for r in rows if not r["ok"]]
     assert [r["part"] for r in bad] == ["llm/llm-Q8_0.gguf"]
     out = capsys.readouterr().out.strip().splitlines()
-    assert out == ["llm/llm-Q8_0.gguf does not match its manifest hash: the file is damaged or was changed after the build."]
+    assert out == ["llm/llm-Q8_0.gguf does not match its manifest hash: "
+                   "the file is damaged or was changed after the build."]
 
 
 def test_verify_catches_a_missing_file(audio_bundle: Path, tmp_path: Path, capsys):

@@ -87,8 +87,9 @@ def test_tts_loads_generates_and_matches_torch(omni_bundle: Path, tiny_omni: Pat
 def test_tts_extras_hold_text_embedding_and_projectors(omni_bundle: Path, tiny_omni: Path):
     r = CheckpointReader(tiny_omni)
     extras = np.load(omni_bundle / "tts" / "tts-extras.npz")
-    assert set(extras.files) == {"emb_text.weight", "emb_code.0.weight"} | {f"projector_{p}.linear{i}.{k}" for p in ("spk", "semantic")
-                                                      for i in (1, 2) for k in ("weight", "bias")}
+    projectors = {f"projector_{p}.linear{i}.{k}" for p in ("spk", "semantic")
+                  for i in (1, 2) for k in ("weight", "bias")}
+    assert set(extras.files) == {"emb_text.weight", "emb_code.0.weight"} | projectors
     np.testing.assert_allclose(extras["emb_text.weight"], r.get("tts.emb_text.weight"), rtol=1e-3, atol=1e-3)
 
 

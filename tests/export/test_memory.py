@@ -21,8 +21,8 @@ def test_streamed_conversion_peak_stays_under_twice_the_largest_tensor(tmp_path:
     config = make_config("audio", 65536, tok[EOS_TOKEN], tok[PAD_TOKEN], llm={"num_hidden_layers": 1})
     (ckpt / "config.json").write_text(json.dumps(config))
     write_shards(ckpt, llm_tensors(config, 0), max_shard_bytes=48 << 20)
-    proc = subprocess.run([sys.executable, "-m", "export.bench_worker", "streamed", str(ckpt), str(tmp_path / "o.gguf")],
-                          capture_output=True, text=True, timeout=120)
+    worker = [sys.executable, "-m", "export.bench_worker", "streamed", str(ckpt), str(tmp_path / "o.gguf")]
+    proc = subprocess.run(worker, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     assert r["largest_tensor_mb"] == 32

@@ -37,8 +37,9 @@ def test_tts_reference_matches_transformers(tiny_audio: Path):
                          strict=False)
     head = torch.nn.utils.parametrizations.weight_norm(
         torch.nn.Linear(tc["hidden_size"], tc["num_audio_tokens"], bias=False), dim=0)
-    head.parametrizations.weight.original0.data = torch.from_numpy(r.get("tts.head_code.0.parametrizations.weight.original0"))
-    head.parametrizations.weight.original1.data = torch.from_numpy(r.get("tts.head_code.0.parametrizations.weight.original1"))
+    stored = "tts.head_code.0.parametrizations.weight.original"
+    head.parametrizations.weight.original0.data = torch.from_numpy(r.get(stored + "0"))
+    head.parametrizations.weight.original1.data = torch.from_numpy(r.get(stored + "1"))
     codes = [int(i) for i in np.random.default_rng(1).integers(0, 6562, 16)]
     emb = torch.from_numpy(r.get("tts.emb_code.0.weight"))[torch.tensor(codes)]
     with torch.no_grad():
