@@ -45,6 +45,14 @@ class DelegateSpan:
 
 
 @dataclass
+class SpeechStates:
+    """The LLM hidden states of one chunk's spoken tokens, for a speech decoder conditioned on them."""
+
+    token_ids: list[int]
+    hidden: np.ndarray  # (len(token_ids), n_embd) float32
+
+
+@dataclass
 class ChunkOutput:
     """What the frontend decided for one chunk."""
 
@@ -57,6 +65,7 @@ class ChunkOutput:
     backend_id: str = ""  # these words speak this harness result (delivery is confirmed by playback)
     tokens: list[int] = field(default_factory=list)  # raw token ids, when a model produced them
     info: dict = field(default_factory=dict)  # per-stage timings and decisions, for the journal
+    speech: SpeechStates | None = None  # hidden states of the spoken tokens (the Venus voice uses them)
 
 
 @dataclass

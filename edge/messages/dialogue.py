@@ -36,6 +36,10 @@ class SpeakText(Message):
     text: str
     epoch: int = 0
     backend_id: str = ""  # set when these words speak a harness result
+    # Optional: the token ids of these words and, in payload frame 0, their LLM hidden states as
+    # float16 (len(token_ids), hidden_dim), for a speech decoder conditioned on them (the Venus voice).
+    token_ids: list = field(default_factory=list)
+    hidden_dim: int = 0
 
 
 @message

@@ -98,8 +98,12 @@ class FrontendNode(Node):
                 self.utterance += 1
                 self.in_turn = True
             speak_id = self.io.new_id()
+            states, payload = out.speech, ()
+            if states is not None and len(states.token_ids):  # hidden states travel as a raw payload frame
+                payload = (np.ascontiguousarray(states.hidden, np.float16).tobytes(),)
             self.io.publish(m.SpeakText(speak_id, self.utterance, msg.index, out.text, self.io.epoch,
-                                        out.backend_id))
+                                        out.backend_id, list(states.token_ids) if payload else [],
+                                        int(states.hidden.shape[1]) if payload else 0), payload)
             if out.backend_id:
                 work_id = self.backend_texts.get(out.backend_id, ("", ""))[0]
                 reply = self.replies.setdefault(out.backend_id, _Reply(work_id))

@@ -26,6 +26,18 @@ log = logging.getLogger("edge.speech")
 BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
 
 
+def _hidden_states(msg: m.SpeakText, payload: list[bytes]) -> np.ndarray | None:
+    """SpeakText's optional hidden states (float16 in payload frame 0), or None when absent or malformed."""
+    if not msg.hidden_dim or not payload or not msg.token_ids:
+        return None
+    raw = payload[0]
+    if len(raw) != 2 * msg.hidden_dim * len(msg.token_ids):
+        log.warning("speech: hidden states of %d bytes do not match %d tokens x %d; speaking from text",
+                    len(raw), len(msg.token_ids), msg.hidden_dim)
+        return None
+    return np.frombuffer(raw, np.float16).reshape(len(msg.token_ids), msg.hidden_dim).astype(np.float32)
+
+
 class SpeechNode(Node):
     name = "speech"
     subscribes = ("dlg.speak", "dlg.duck", "dlg.decision", "dlg.done")
@@ -36,7 +48,7 @@ class SpeechNode(Node):
         self.decoder: SpeechDecoder | None = None
         self.player: Player | None = None
         self.ready: queue.Queue[Piece] = queue.Queue()
-        self.work: queue.Queue[tuple[m.SpeakText, int] | None] = queue.Queue()
+        self.work: queue.Queue[tuple[m.SpeakText, int, np.ndarray | None] | None] = queue.Queue()
         self.busy = 0  # SpeakTexts received and not yet fully synthesized
         self.busy_lock = threading.Lock()
         self.end: m.FrontendDone | None = None
@@ -53,11 +65,20 @@ class SpeechNode(Node):
             self._worker.start()
 
     # --- synthesis ----------------------------------------------------------------------
-    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0) -> None:
+    def _audio(self, msg: m.SpeakText, hidden: np.ndarray | None):
+        """The decoder's pieces: conditioned on hidden states when they came and the decoder takes them."""
+        assert self.decoder is not None
+        by_states = getattr(self.decoder, "synthesize_states", None)
+        if by_states is not None and hidden is not None:
+            return by_states(msg.text, list(msg.token_ids), hidden)
+        return self.decoder.synthesize(msg.text)
+
+    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0,
+                    hidden: np.ndarray | None = None) -> None:
         assert self.decoder is not None and self.player is not None
         pieces = []
         try:
-            for audio in self.decoder.synthesize(msg.text):
+            for audio in self._audio(msg, hidden):
                 if msg.epoch < self.io.epoch:
                     return  # interrupted while synthesizing
                 pieces.append(resample(audio, self.decoder.sample_rate, self.player.rate))
@@ -83,9 +104,9 @@ class SpeechNode(Node):
             item = self.work.get()
             if item is None:
                 return
-            msg, delay = item
+            msg, delay, hidden = item
             try:
-                self._synthesize(msg, None, delay)
+                self._synthesize(msg, None, delay, hidden)
             finally:
                 with self.busy_lock:
                     self.busy -= 1
@@ -97,13 +118,14 @@ class SpeechNode(Node):
             if msg.epoch < self.io.epoch:
                 return
             delay = self.io.clock.now_ns() - env.t_ns
+            hidden = _hidden_states(msg, env.payload)
             if self.virtual:
-                self._synthesize(msg, env.t_ns, delay)
+                self._synthesize(msg, env.t_ns, delay, hidden)
                 self._drain_ready()
             else:
                 with self.busy_lock:
                     self.busy += 1
-                self.work.put((msg, delay))
+                self.work.put((msg, delay, hidden))
         elif isinstance(msg, m.ChunkDecision):
             if msg.interrupt and env.epoch > self.io.epoch:  # the frontend bumped its epoch before sending
                 self.io.epoch = env.epoch

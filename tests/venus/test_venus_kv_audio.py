@@ -1,0 +1,71 @@
+"""KV sliding over 1,000 chunks, and streaming audio encoding against whole-input encoding."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from edge.models.venus.chunk_loop import ChunkLoop
+from edge.models.venus.encoders import AudioEncoder
+from edge.models.venus.llama_backend import LlamaModel
+from edge.models.venus.onnx_backend import OnnxGraph
+from edge.models.venus.bundle import open_bundle
+from edge.models.venus.settings import VenusSettings
+from kernels.logmel import log_mel
+
+from conftest import speechy
+
+
+def test_kv_window_stays_under_its_high_mark_over_1000_chunks(audio_bundle):
+    s = VenusSettings.from_dict({"n_ctx": 512, "kv_high": 300, "kv_low": 200, "threads": 1,
+                                 "system_prompt": "<|im_start|>system\nYou are Venus.<|im_end|>\n",
+                                 "forced": {"*": ["<|listen|>"], **{str(k): ["<|speak|>", "ok then", "<|turn_eos|>"]
+                                                                     for k in range(0, 1000, 7)}}})
+    b = open_bundle(audio_bundle, verify_hashes=False)
+    llm = LlamaModel(b.llm, s.n_ctx, 1)
+    try:
+        loop = ChunkLoop(llm, s)
+        keep = loop.kv.keep
+        assert keep > 0
+        rng = np.random.default_rng(0)
+        emb = rng.standard_normal((10, llm.n_embd)).astype(np.float32) * 0.1
+        highest, spoke = 0, 0
+        for k in range(1000):
+            res = loop.run(k, k * 10**9, [("audio", emb)])
+            spoke += res.control == "speak"
+            highest = max(highest, llm.n_past)
+            assert llm.n_past == llm.pos_max() + 1  # positions stay contiguous after every slide
+        assert highest <= s.kv_high and loop.kv.max_seen <= s.kv_high
+        assert loop.kv.slides >= 50 and spoke == len(range(0, 1000, 7))
+        # The system prompt is never slid out: the cache still starts at position 0 with it.
+        assert loop.kv.keep == keep and llm.pos_min() == 0 and loop.kv.units[0] >= keep
+    finally:
+        llm.close()
+
+
+def test_chunked_audio_encoding_equals_whole_input_encoding(audio_bundle):
+    from export.checkpoint import CheckpointReader
+    from export.torch_ref.audio import AudioEncoder as TorchAudio
+
+    b = open_bundle(audio_bundle, verify_hashes=False)
+    graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
+    enc = AudioEncoder(graph, graph.input_shapes)
+    audio = speechy(4.0, seed=3)
+    chunks = [audio[i * 16000:(i + 1) * 16000] for i in range(4)]
+    streamed = np.concatenate([enc.encode(c) for c in chunks])
+    assert streamed.shape[0] == 40  # 10 embeddings per second
+    reader = CheckpointReader(b.root.parent / "ckpt-audio")
+    ref = TorchAudio(reader.config).load(reader.get)
+    with torch.no_grad():  # whole input at once: block-causal attention (causal across chunks)
+        whole = ref.encode_blockwise([torch.from_numpy(log_mel(c))[None] for c in chunks])[0].numpy()
+    np.testing.assert_allclose(streamed, whole, rtol=1e-4, atol=1e-4)
+
+
+def test_audio_cache_resets_before_the_position_table_ends(audio_bundle):
+    b = open_bundle(audio_bundle, verify_hashes=False)
+    graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
+    enc = AudioEncoder(graph, graph.input_shapes, max_positions=120)  # 50 positions a chunk: reset every 2
+    mel = log_mel(speechy(1.0))
+    for _ in range(5):
+        enc.encode_mel(mel)
+        assert enc.past.shape[4] <= 120
+    assert enc.resets == 2
