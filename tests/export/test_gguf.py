@@ -98,3 +98,43 @@ def test_weight_norm_fold_matches_torch():
     v = torch.randn(7, 5)
     want = torch._weight_norm(v, g, 0).numpy()
     np.testing.assert_allclose(fold_weight_norm(g.numpy(), v.numpy()), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("gguf_type", ["Q6_K", "Q5_K_M", "IQ4_XS"])
+def test_other_llama_cpp_types_quantize_load_and_stay_close(gguf_type, audio_bundle: Path, tiny_audio: Path,
+                                                            tmp_path: Path):
+    from export.quantize import quantize
+    from export.verify import KL_LIMITS
+
+    out = tmp_path / f"llm-{gguf_type}.gguf"
+    quantize(audio_bundle / "llm" / "llm-F16.gguf", out, gguf_type, nthread=1)
+    r = CheckpointReader(tiny_audio)
+    with LlamaRunner(out, n_threads=1) as m:
+        ids = m.tokenize(TEXT, parse_special=False)
+        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), m.logits(ids))
+    assert cmp["kl"] < KL_LIMITS[gguf_type], cmp
+
+
+def test_tied_embeddings_export_without_a_head(tiny_audio: Path, tmp_path: Path):
+    import json
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from export.llm_gguf import convert_llm
+
+    ckpt = shutil.copytree(tiny_audio, tmp_path / "c")
+    index = json.loads((ckpt / "model.safetensors.index.json").read_text())
+    shard = index["weight_map"].pop("llm.lm_head.weight")
+    tensors = load_file(str(ckpt / shard))
+    del tensors["llm.lm_head.weight"]
+    save_file(tensors, str(ckpt / shard))
+    (ckpt / "model.safetensors.index.json").write_text(json.dumps(index))
+    config = json.loads((ckpt / "config.json").read_text())
+    (ckpt / "config.json").write_text(json.dumps({**config, "tie_word_embeddings": True}))
+    r = CheckpointReader(ckpt)
+    convert_llm(r, tmp_path / "tied.gguf", progress=False)
+    with LlamaRunner(tmp_path / "tied.gguf", n_threads=1) as m:
+        ids = m.tokenize(TEXT, parse_special=False)
+        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), m.logits(ids))
+    assert cmp["kl"] < 1e-3 and cmp["top1"] >= 0.95, cmp
