@@ -25,8 +25,9 @@ def list_devices() -> str:
         label = name.read_text().strip() if name.exists() else ""
         lines.append(f"  {node[len('/dev/video'):]:>3}  {node}  {label}  (--camera {node[len('/dev/video'):]})")
     if Path("/etc/nv_tegra_release").exists():
-        lines.append("  CSI   --camera 'gst:nvarguscamerasrc ! video/x-raw(memory:NVMM),width=1280,height=720 ! "
-                     "nvvidconv ! video/x-raw,format=BGRx ! videoconvert ! video/x-raw,format=BGR ! appsink'")
+        lines.append("  CSI   --camera 'gst:nvarguscamerasrc ! video/x-raw(memory:NVMM),width=1280,height=720,"
+                     "framerate=30/1 ! nvvidconv ! video/x-raw,format=BGRx ! videoconvert ! video/x-raw,format=BGR ! "
+                     "appsink drop=true max-buffers=1'")
     if not nodes:
         lines.append("  none found (use --camera VIDEO_FILE or --camera IMAGE_FOLDER)")
     return "\n".join(lines)

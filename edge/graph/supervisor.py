@@ -22,6 +22,7 @@ import zmq
 
 from edge import messages as m
 from edge.graph.endpoints import Endpoints, make_endpoints, remove_runtime_dir
+from edge.graph.notify import SystemdNotifier
 from edge.graph.node import DATA_HWM, NodeRunner, NodeSpec
 from edge.nodes import REQUIRED, node_class
 from edge.wire import Rejects, WireError, decode, encode
@@ -96,6 +97,8 @@ class Supervisor:
         self._stop_reason: str | None = None
         self.events: list[dict] = []
         self.node_stats: dict[str, dict] = {}
+        self.notifier = SystemdNotifier()
+        self._next_watchdog = 0.0
 
     # --- sockets -------------------------------------------------------------------------
     def _bind(self) -> None:
@@ -299,6 +302,7 @@ class Supervisor:
                 while self.ctl.poll(0):
                     self._on_control(self.ctl.recv_multipart())
             self._check_children()
+            self._watchdog()
             if not self.started and all(c.state == "ready" for c in self.children.values()):
                 self.started = True
                 self.origin_ns = time.monotonic_ns()  # session time 0: every node is ready
@@ -306,6 +310,7 @@ class Supervisor:
                     c.state = "running"
                     self._send(c.name, m.Start(self.epoch, self.origin_ns))
                 self._event(next(iter(self.children)), "session-started")
+                self.notifier.notify("READY=1\nSTATUS=session running")
             if self._stop_reason:
                 return self._stop_reason
             if self.required and all(self.children[n].finished for n in self.required):
@@ -314,7 +319,19 @@ class Supervisor:
             if limit is not None and time.monotonic() - t0 > limit:
                 return f"stopped after the {limit:.0f} s session limit"
 
+    def _watchdog(self) -> None:
+        """Pet systemd's watchdog only while every running node has a fresh heartbeat: a hung graph is restarted."""
+        now = time.monotonic()
+        if not self.started or now < self._next_watchdog:
+            return
+        self._next_watchdog = now + 1.0
+        fresh = all(c.finished or (c.state == "running" and now - c.last_seen < self.settings.hang_s)
+                    for c in self.children.values() if c.state != "failed")
+        if fresh:
+            self.notifier.notify("WATCHDOG=1")
+
     def _finish(self, reason: str) -> bool:
+        self.notifier.notify(f"STOPPING=1\nSTATUS={reason}")
         time.sleep(0.2)  # let the last data messages clear the proxy before the end marker
         self._publish(m.SessionEnd(reason))
         rec = self.children.get("recorder")
@@ -352,4 +369,5 @@ class Supervisor:
                 c.thread.join(timeout=2)
             self._kill(c)
         self.ctx.destroy(linger=0)
+        self.notifier.close()
         remove_runtime_dir(self.ep)
