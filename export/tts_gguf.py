@@ -115,7 +115,9 @@ def convert_tts_extras(reader: CheckpointReader, out: Path) -> dict:
     """Write the extras .npz; returns its description for the manifest."""
     p = TTSParams.from_config(reader.config)
     tts_table(reader, p)
-    return {"format": "npz", "projector_type": p.projector_type, "arrays": write_extras(reader, p, out)}
+    return {"format": "npz", "projector_type": p.projector_type, "arrays": write_extras(reader, p, out),
+            "step_input": "text steps: emb_text.weight[token] + l2_normalize(projector_semantic(llm_hidden)); "
+                          "code steps: emb_code.0.weight[code], or the code id as a token of the TTS GGUF"}
 
 
 def convert_tts(reader: CheckpointReader, out_gguf: Path, progress: bool = True) -> dict:
