@@ -62,3 +62,8 @@ def classify(text: str, voiced_ms: float, ongoing: bool, own_words: set[str]) ->
 def only_stop(ws: list[str]) -> bool:
     """The user only asked the assistant to stop: yield and listen, with nothing to answer."""
     return bool(ws) and all(w in STOP_WORDS for w in ws) and any(not is_backchannel_word(w) for w in ws)
+
+
+def only_filler(ws: list[str]) -> bool:
+    """Only "mm-hm", "hmm", "uh-huh": nothing to answer (a "yes" or "okay" may answer a question, so it counts)."""
+    return bool(ws) and all(_FILLER.match(w) for w in ws)

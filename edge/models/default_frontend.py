@@ -33,13 +33,14 @@ CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops pl
 @dataclass
 class Settings:
     threads: int = 1
-    endpoint_ms: int = 400  # silence after speech that ends the user's turn
+    endpoint_ms: int = 300  # silence after speech that ends the user's turn (checked at the boundary)
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_reply_tokens: int = 80
     tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
     first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
-    history_turns: int = 4
+    history_turns: int = 8  # turns of conversation in the prompt before it is trimmed ...
+    keep_turns: int = 2  # ... to this many
     llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
     first_budget: float = 1.5  # the same for the reply's first piece
 
@@ -73,6 +74,7 @@ class DefaultFrontend:
         self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
         self.history: list[tuple[str, str]] = []
         self.results: collections.deque[BackendResult] = collections.deque()
+        self.seen_results: set[str] = set()
         # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
         self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
         self.llm.prefill(self.llm.tokenize(protocol.chat_prompt([]).rsplit("<|im_start|>", 1)[0]))
@@ -149,13 +151,16 @@ class DefaultFrontend:
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
         heard = barge_in.words(text)
-        if not heard or barge_in.only_stop(heard):  # nothing said, or only "stop, wait": keep listening
-            return
+        if not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
+            return  # nothing said, only "stop, wait", or only "mm-hm": keep listening
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
             self.reply.close()
         self.history.append(("user", protocol.strip_protocol(text)))
-        self.history = self.history[-2 * self.s.history_turns:]
+        if len(self.history) > 2 * self.s.history_turns:
+            # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
+            # history must be prefilled again; doing it rarely keeps turns cheap.
+            self.history = self.history[-2 * self.s.keep_turns - 1:]
         tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
         stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens)
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
@@ -209,7 +214,8 @@ class DefaultFrontend:
 
     # --- the rest of the interface ---------------------------------------------------------------
     def deliver(self, result: BackendResult) -> None:
-        if all(r.id != result.id for r in self.results):  # a repeated result id is ignored
+        if result.id not in self.seen_results:  # a repeated result id is ignored
+            self.seen_results.add(result.id)
             self.results.append(result)
 
     def close(self) -> None:

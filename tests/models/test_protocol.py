@@ -61,3 +61,9 @@ def test_barge_in_decisions():
     assert barge_in.classify("", 100, False, own).decision == "noise"
     assert barge_in.classify("yeah yeah yeah yeah", 2000, False, own).decision == "interrupt"
     assert barge_in.only_stop(barge_in.words("Stop. Wait.")) and not barge_in.only_stop(["okay"])
+
+
+def test_fillers_alone_are_not_a_question():
+    assert barge_in.only_filler(barge_in.words("Mmmm, uh-huh."))
+    assert not barge_in.only_filler(barge_in.words("Yes."))
+    assert not barge_in.only_filler(barge_in.words("Hmm, what about Rome?"))
