@@ -49,7 +49,7 @@ class Plan:
 
 def plan_parts(get: TensorGetter, config: dict[str, Any], token2wav_dir: pathlib.Path | None,
                n_timesteps: int | None, calibration: dict[str, list[dict[str, np.ndarray]]] | None = None,
-               calibrate: bool = True) -> Plan:
+               calibrate: bool = True, token2wav: bool = True) -> Plan:
     """The graphs this checkpoint yields, with INT8 calibration sets when `calibrate`."""
     calibration = calibration or {}
     planned: list[Planned] = []
@@ -63,7 +63,7 @@ def plan_parts(get: TensorGetter, config: dict[str, Any], token2wav_dir: pathlib
     if config.get("init_audio", True) and "audio_config" in config:
         spec = audio_spec(get, config)
         planned.append(Planned(spec, calib("audio", lambda: probes.audio_feeds(spec.module, seed=12))))
-    asset = token2wav_parts.asset_dir(config, token2wav_dir)
+    asset = token2wav_parts.asset_dir(config, token2wav_dir) if token2wav else None
     plan = Plan(planned)
     if asset is not None:
         steps = token2wav_parts.timesteps(config, n_timesteps)

@@ -53,8 +53,12 @@ def audio_feeds(module: AudioEncoder, seed: int, chunks: int = 3) -> list[dict[s
     return feeds
 
 
-def stream_inputs(seed: int, prompt_codes: int = 20, codes: int = 60, vocab: int = 6561):
-    """A synthetic voice prompt and codes for three windows (two full ones and a shorter last one)."""
+def stream_inputs(seed: int, prompt_codes: int = 5, codes: int = 85, vocab: int = 6561):
+    """A short synthetic voice prompt and codes for four windows (three full, a shorter last one).
+
+    With a 5-code prompt the caches pass prompt + 100 frames after the third window, so the
+    last window runs on trimmed caches: the whole streaming contract is exercised.
+    """
     from export.torch_ref.token2wav_ref import StreamInputs
 
     rng = np.random.default_rng(seed)

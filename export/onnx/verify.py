@@ -140,17 +140,24 @@ def stream_row(bundle: pathlib.Path, precision: str, ref: StreamReference, terms
 
 
 def verify_onnx_parts(bundle_dir: pathlib.Path, get: TensorGetter, config: dict[str, Any],
-                      token2wav_dir: pathlib.Path | None = None) -> list[dict[str, Any]]:
-    """Rows of (part, precision, max_abs_err, mean_abs_err, tolerance, passed) for every graph found."""
+                      token2wav_dir: pathlib.Path | None = None,
+                      parts: set[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of (part, precision, max_abs_err, mean_abs_err, tolerance, passed) for every graph found.
+
+    `parts` limits the check to some parts (vision, audio, token2wav_*, token2wav_stream).
+    """
     bundle = pathlib.Path(bundle_dir)
     if not bundle.is_dir():
         raise ExportError(f"The bundle directory {bundle} does not exist.")
     stamped = next(iter(sorted(bundle.rglob("token2wav_step.*.onnx"))), None)
     steps = _stamped_contract(stamped).get("n_timesteps") if stamped else None
-    plan = plan_parts(get, config, token2wav_dir, steps, calibrate=False)
+    wants_t2w = parts is None or any(p.startswith("token2wav") for p in parts)
+    plan = plan_parts(get, config, token2wav_dir, steps, calibrate=False, token2wav=wants_t2w)
     rows: list[dict[str, Any]] = []
     for item in plan.items:
         spec = item.spec
+        if parts is not None and spec.name not in parts:
+            continue
         if spec.name == "vision":
             feeds = probes.vision_feeds(spec.module, seed=31)
         elif spec.name == "audio":
@@ -172,7 +179,7 @@ def verify_onnx_parts(bundle_dir: pathlib.Path, get: TensorGetter, config: dict[
         if not found:
             rows.append({"part": spec.name, "precision": "-", "passed": False,
                          "error": f"no {spec.name}.<precision>.onnx in {bundle}"})
-    if plan.terms is not None:
+    if plan.terms is not None and (parts is None or "token2wav_stream" in parts):
         ref = stream_reference(plan.flow, plan.hift, plan.terms["n_timesteps"])
         for precision in PRECISIONS:
             row = stream_row(bundle, precision, ref, plan.terms)

@@ -182,10 +182,13 @@ def _weight_shape(state: dict[str, torch.Tensor], stem: str) -> tuple[int, ...]:
     raise ExportError(f"hift.pt has no weight for {stem}.")
 
 
-def build_hift(base_channels: int, cond_channels: int, nb_harmonics: int = 8, n_fft: int = 16) -> nn.Module:
+def build_hift(base_channels: int, cond_channels: int, nb_harmonics: int = 8, n_fft: int = 16,
+               resblock_kernels: tuple[int, ...] = (3, 7, 11)) -> nn.Module:
+    """HiFTGenerator at these widths; everything else (rates 8*5*3, hop 4, 24 kHz) as the reference."""
     hifigan = _package_import("stepaudio2.flashcosyvoice.modules.hifigan")
     return hifigan.HiFTGenerator(
         base_channels=base_channels, nb_harmonics=nb_harmonics, istft_params={"n_fft": n_fft, "hop_len": 4},
+        resblock_kernel_sizes=list(resblock_kernels), resblock_dilation_sizes=[[1, 3, 5]] * len(resblock_kernels),
         f0_predictor=hifigan.ConvRNNF0Predictor(cond_channels=cond_channels))
 
 
@@ -200,7 +203,10 @@ def load_hift(asset_dir: pathlib.Path) -> nn.Module:
     cond = _weight_shape(state, "f0_predictor.condnet.0")[0]
     harmonics = tuple(state["m_source.l_linear.weight"].shape)[1] - 1
     n_fft = _weight_shape(state, "conv_post")[0] - 2
-    hift = build_hift(base, cond, harmonics, n_fft)
+    stages = len({k.split(".")[1] for k in state if k.startswith("ups.")})
+    blocks = len({k.split(".")[1] for k in state if k.startswith("resblocks.")})
+    kernels = tuple(_weight_shape(state, f"resblocks.{j}.convs1.0")[2] for j in range(blocks // max(stages, 1)))
+    hift = build_hift(base, cond, harmonics, n_fft, kernels)
     try:
         hift.load_state_dict(state, strict=True)
     except RuntimeError as exc:
@@ -234,12 +240,13 @@ def write_tiny_assets(out_dir: pathlib.Path, seed: int, flow_cfg: dict[str, Any]
     _randomise(flow, gen)
     (out_dir / "flow.yaml").write_text(text)
     torch.save(flow.state_dict(), out_dir / "flow.pt")
-    hift = build_hift(hift_cfg["base_channels"], hift_cfg["cond_channels"])
+    hift = build_hift(hift_cfg["base_channels"], hift_cfg["cond_channels"],
+                      resblock_kernels=tuple(hift_cfg.get("resblock_kernels", (3, 7, 11))))
     _randomise(hift, gen)
     with torch.no_grad():  # a voiced F0 (about 150 Hz) so the sine source path is exercised too
         hift.f0_predictor.classifier.bias.fill_(150.0)
         hift.f0_predictor.classifier.weight.mul_(5.0)
-        # Speech-like spectra: log-magnitudes around -2 rather than O(1), so the output is not clipped.
-        hift.conv_post.parametrizations.weight.original0.mul_(0.2)
-        hift.conv_post.bias[: hift.istft_params["n_fft"] // 2 + 1] = -2.0
+        # Speech-like spectra: log-magnitudes around -3 rather than O(1), so the output is not clipped.
+        hift.conv_post.parametrizations.weight.original0.mul_(0.1)
+        hift.conv_post.bias[: hift.istft_params["n_fft"] // 2 + 1] = -3.0
     torch.save(hift.state_dict(), out_dir / "hift.pt")
