@@ -29,6 +29,9 @@ def quantize(src: Path, dst: Path, type_name: str, nthread: int = 0) -> None:
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = ftype_of(type_name)
     params.nthread = nthread or min(4, os.cpu_count() or 1)
+    if not src.is_file():
+        raise ExportError(f"Cannot quantize {src}: the file does not exist.")
+    dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".partial")
     rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(params))
     if rc != 0 or not tmp.is_file():

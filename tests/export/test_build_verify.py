@@ -112,3 +112,14 @@ def test_bad_input_is_one_sentence_not_a_traceback(argv, phrase, tiny_audio: Pat
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and phrase in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_quantized_only_bundle_keeps_its_f16_bases_out_of_the_manifest(tiny_audio: Path, tmp_path: Path):
+    out = tmp_path / "b"
+    m = build(tiny_audio, out, BuildOptions(types=["Q4_K_M"], tts_types=["Q8_0"], onnx=False, progress=False,
+                                            threads=1))
+    assert {p["name"] for p in m["parts"]} == {"llm-Q4_K_M", "tts-Q8_0", "tts-extras"}
+    assert all(not f.startswith(".") for f in m["files"]) and (out / ".cache" / "llm-F16.gguf").is_file()
+    rows = verify(out, tiny_audio)
+    assert all(r["ok"] for r in rows), [r for r in rows if not r["ok"]]
+    assert {r["part"] for r in rows} >= {"llm-Q4_K_M", "tts-Q8_0"}
