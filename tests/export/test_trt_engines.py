@@ -1,0 +1,84 @@
+"""TensorRT engines: profiles and pre-checks everywhere; real engine builds only with a GPU (marker gpu)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from export.errors import ExportError
+from export.onnx import build_onnx_parts
+from export.onnx.precision import to_int8_dynamic
+from export.onnx.session import open_session
+from export.trt import DIMENSIONS, blockers, build_trt_engines, environment_reason, gpu_info, profile_for
+from export.torch_ref.tiny_parts import tiny_media_config, tiny_media_tensors
+
+NO_TRT = environment_reason()
+
+
+@pytest.fixture(scope="module")
+def omni_graphs(tmp_path_factory):
+    """Vision and audio graphs (FP32 and INT8 QDQ) of a tiny Omni checkpoint."""
+    config = {**tiny_media_config("omni"), "hidden_size": 128}
+    tensors = tiny_media_tensors("omni", config, seed=6)
+    out = tmp_path_factory.mktemp("onnx")
+    build_onnx_parts(tensors.__getitem__, config, out, ["fp32", "int8"], progress=False)
+    return out
+
+
+def test_profiles_bracket_the_runtime_shapes(omni_graphs):
+    audio = profile_for("audio", onnx.load(str(omni_graphs / "audio.fp32.onnx")))
+    assert audio["mel"] == {"min": [1, 80, 2], "opt": [1, 80, 100], "max": [1, 80, 3000]}
+    assert [audio["past_kv"][k][4] for k in ("min", "opt", "max")] == [0, 500, 1500]
+    vision = profile_for("vision", onnx.load(str(omni_graphs / "vision.int8.onnx")))
+    assert vision["pixels"]["opt"] == [1, 3, 448, 448] and vision["pixels"]["max"] == [1, 3, 980, 980]
+    for table in DIMENSIONS.values():
+        assert all(lo <= opt <= hi for lo, opt, hi in table.values())
+    with pytest.raises(ExportError, match="No TensorRT profile is defined for the part 'lidar'"):
+        profile_for("lidar", onnx.load(str(omni_graphs / "audio.fp32.onnx")))
+
+
+def test_blockers_name_what_tensorrt_cannot_take(omni_graphs, tmp_path):
+    assert blockers(omni_graphs / "audio.fp32.onnx") == []
+    assert blockers(omni_graphs / "audio.int8.onnx") == []  # QDQ is TensorRT's explicit INT8 form
+    dynamic = tmp_path / "audio.dyn.onnx"
+    to_int8_dynamic(omni_graphs / "audio.fp32.onnx", dynamic)
+    assert blockers(dynamic) == ["it uses DynamicQuantizeLinear, MatMulInteger (dynamic INT8), "
+                                 "which TensorRT does not implement"]
+
+
+@pytest.mark.skipif(NO_TRT is None, reason="TensorRT and a GPU are present: engines are built instead")
+def test_without_tensorrt_every_graph_is_kept_with_a_reason(omni_graphs, tmp_path):
+    records = build_trt_engines(omni_graphs, tmp_path / "trt", progress=False)
+    assert {(r["name"], r["precision"]) for r in records} == {
+        (p, q) for p in ("audio", "vision") for q in ("fp16", "int8")}
+    for record in records:
+        assert record["kind"] == "onnx-kept"
+        assert record["reason"] == f"kept ONNX because {NO_TRT}"
+    assert not (tmp_path / "trt").exists()
+    with pytest.raises(ExportError, match="Unknown TensorRT precision fp8: use fp16 or int8."):
+        build_trt_engines(omni_graphs, tmp_path, ["fp8"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(NO_TRT is not None, reason=f"needs TensorRT and a GPU ({NO_TRT})")
+def test_engines_build_and_match_onnx(omni_graphs, tmp_path):
+    from polygraphy.backend.common import BytesFromPath
+    from polygraphy.backend.trt import EngineFromBytes, TrtRunner
+
+    records = build_trt_engines(omni_graphs, tmp_path, ["fp16", "int8"], progress=False)
+    gpu = gpu_info()
+    rng = np.random.default_rng(0)
+    feeds = {"vision": {"pixels": rng.uniform(-1, 1, (1, 3, 448, 448)).astype(np.float32)},
+             "audio": {"mel": rng.uniform(-0.8, 1.0, (1, 80, 100)).astype(np.float32),
+                       "past_kv": rng.standard_normal((2, 2, 1, 2, 50, 16)).astype(np.float32)}}
+    for record in records:
+        assert record["kind"] == "tensorrt", record
+        assert record["gpu"] == gpu["name"] and record["compute_capability"] == gpu["compute_capability"]
+        assert record["tensorrt"] and record["profiles"][0]
+        feed = feeds[record["name"]]
+        expected = open_session(omni_graphs / f"{record['name']}.fp32.onnx").run(None, feed)[0]
+        with TrtRunner(EngineFromBytes(BytesFromPath(str(tmp_path / record["file"])))) as runner:
+            got = list(runner.infer(feed).values())[0]
+        rel = np.abs(got - expected).mean() / np.abs(expected).mean()
+        assert rel < (2e-2 if record["precision"] == "fp16" else 0.15), (record["name"], record["precision"], rel)
