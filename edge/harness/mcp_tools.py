@@ -25,7 +25,7 @@ class McpTool:
         self.name = f"{server.name}.{tool.name}"
         self.description = tool.description or f"The {tool.name} tool of {server.name}."
         self.instructions = ""
-        self.schema: dict[str, Any] = dict(tool.input_schema or {"type": "object"})
+        self.schema: dict[str, Any] = dict(getattr(tool, "input_schema", None) or {"type": "object"})
         self.timeout_s = server.timeout_s
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
