@@ -96,6 +96,7 @@ def _plan(reader: CheckpointReader, row: Mapped, p: TTSParams) -> PlannedTensor:
 
 def write_extras(reader: CheckpointReader, p: TTSParams, out: Path) -> dict[str, dict]:
     """Write the extras .npz one array at a time; returns name -> {shape, dtype}."""
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".partial")
     arrays: dict[str, dict] = {}
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
