@@ -22,6 +22,10 @@ class SessionConfig:
     voice: str = "espeak"
     threads: int = 1
     video_fps: float = 1.0
+    echo_cancel: str | bool = "auto"  # auto: on for a live microphone; false where the device cancels echo itself
+    room_echo: dict | None = None  # tests and benchmarks: mix the assistant's output back into the microphone
+    barge_in: bool = True  # duck on speech onset over playback, then the barge-in policy decides
+    duck_gain: float = 0.3
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:

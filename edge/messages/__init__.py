@@ -4,11 +4,11 @@ from .control import (Ack, Checkpoint, Fatal, Finished, Heartbeat, Hello, Interr
                       SessionEnd, Shutdown, Start)
 from .dialogue import ChunkDecision, Duck, FrontendDone, PlaybackAck, PlaybackState, SpeakText
 from .harness import BackendResult, CancelWork, DelegateRequest, Delivered, WorkEvent
-from .media import AudioChunk, EndOfInput, PlaybackReference, VideoFrame
+from .media import AudioChunk, EndOfInput, PlaybackReference, SpeechActivity, VideoFrame
 
 __all__ = [
     "Ack", "Checkpoint", "Fatal", "Finished", "Heartbeat", "Hello", "Interrupt", "NodeEvent", "Probe", "Ready",
     "SessionEnd", "Shutdown", "Start", "ChunkDecision", "Duck", "FrontendDone", "PlaybackAck",
     "PlaybackState", "SpeakText", "BackendResult", "CancelWork", "DelegateRequest", "Delivered", "WorkEvent",
-    "AudioChunk", "EndOfInput", "PlaybackReference", "VideoFrame",
+    "AudioChunk", "EndOfInput", "PlaybackReference", "SpeechActivity", "VideoFrame",
 ]

@@ -45,3 +45,16 @@ class PlaybackReference(Message):
     t_ns: int
     sample_rate: int
     n_samples: int
+
+
+@message
+class SpeechActivity(Message):
+    """capture -> frontend: user speech started or stopped (sub-chunk VAD on echo-cancelled audio)."""
+
+    TYPE = "speech_activity"; TOPIC = "media.activity"; SENDER = "capture"; RECEIVER = "frontend"
+    kind: str  # "onset" or "offset"
+    onset_ns: int  # when this stretch of speech started
+    t_ns: int  # when the detector decided (onset) or the speech stopped (offset)
+    level_db: float = -120.0  # speech level of the stretch so far, dBFS
+    voiced_ms: float = 0.0  # length of the stretch so far
+    playback: bool = False  # the assistant's audio was playing at the onset

@@ -34,6 +34,7 @@ CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops pl
 class Settings:
     threads: int = 1
     endpoint_ms: int = 300  # silence after speech that ends the user's turn (checked at the boundary)
+    question_endpoint_ms: int = 96  # ... or this much, when the words so far end in a question mark
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_reply_tokens: int = 80
@@ -77,7 +78,8 @@ class DefaultFrontend:
         self.seen_results: set[str] = set()
         # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
         self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
-        self.llm.prefill(self.llm.tokenize(protocol.chat_prompt([]).rsplit("<|im_start|>", 1)[0]))
+        self.warm = False  # the KV cache already holds the prompt up to the next user turn
+        self._warm_up()
 
     # --- the chunk loop --------------------------------------------------------------------
     def step(self, chunk: Chunk) -> ChunkOutput:
@@ -91,16 +93,28 @@ class DefaultFrontend:
         last_ns = frames[-1].t_start_ns + FRAME_NS if frames else chunk.t_end_ns
         utt = self.utt
         if utt is not None:
-            ended = last_ns - utt.last_voice_ns >= self.s.endpoint_ms * 1_000_000
+            silence_ns = last_ns - utt.last_voice_ns
+            ended = silence_ns >= self.s.endpoint_ms * 1_000_000
             if utt.over_playback and playing:
                 self._overlap(chunk, utt, ended, out)
             elif ended:
                 self.utt = None
                 self._answer(chunk, utt, out)
+            elif silence_ns >= self.s.question_endpoint_ms * 1_000_000:
+                # A short pause after a finished question ends the turn too: waiting for the full
+                # endpoint here would cost a whole chunk.
+                text = self._transcribe(utt, out)
+                if text.rstrip().endswith("?"):
+                    self.utt = None
+                    self._answer(chunk, utt, out, text)
         if self.reply is not None and not out.interrupt:
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
+        elif self.utt is None and self.reply is None and not self.warm:
+            t1 = time.perf_counter()
+            self._warm_up()
+            out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
         self.prev_audio = chunk.audio[-self.s.preroll_ms * RATE // 1000:]
         return out
 
@@ -143,11 +157,7 @@ class DefaultFrontend:
     def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None) -> None:
         """The user's turn ended: transcribe it and start the reply."""
         if text is None:
-            t0 = time.perf_counter()
-            audio = utt.samples(utt.last_voice_ns + 150_000_000)
-            text = self.asr.transcribe(audio)
-            out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
-            out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+            text = self._transcribe(utt, out)
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
         heard = barge_in.words(text)
@@ -167,6 +177,14 @@ class DefaultFrontend:
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)
         self.reply_turn_end_ns = utt.last_voice_ns
+
+    def _transcribe(self, utt: Utterance, out: ChunkOutput) -> str:
+        t0 = time.perf_counter()
+        audio = utt.samples(utt.last_voice_ns + 150_000_000)
+        text = self.asr.transcribe(audio)
+        out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+        out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+        return text
 
     def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:
         assert self.reply is not None
@@ -192,6 +210,12 @@ class DefaultFrontend:
             self._remember_reply()
             self.reply = None
 
+    def _warm_up(self) -> None:
+        """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
+        stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0] + "<|im_start|>user\n"
+        self.llm.prefill(self.llm.tokenize(stem))
+        self.warm = True
+
     def yield_turn(self) -> None:
         """Drop the rest of the reply (an interruption); what was already said stays in the history."""
         if self.reply is not None:
@@ -203,12 +227,14 @@ class DefaultFrontend:
         assert self.reply is not None
         text = self.reply.stream.text.strip()
         self.history.append(("assistant", text or protocol.LISTEN))
+        self.warm = False
 
     def _speak_result(self, out: ChunkOutput, now_ns: int) -> None:
         result = self.results.popleft()
         text = protocol.strip_protocol(result.text)
         out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
         self.history.append(("assistant", text))
+        self.warm = False
         self.spoken_words.extend(barge_in.words(text))
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
 

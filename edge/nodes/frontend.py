@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edge import messages as m
+from edge.duplex.barge_in import BargeInJudge
 from edge.frontend.base import BackendResult, Chunk, Frame, Frontend
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
@@ -28,7 +29,8 @@ class _Reply:
 
 class FrontendNode(Node):
     name = "frontend"
-    subscribes = ("media.audio", "media.video", "media.end", "dlg.played", "dlg.playstate", "hrn.result")
+    subscribes = ("media.audio", "media.video", "media.end", "dlg.played", "dlg.playstate", "hrn.result",
+                  "media.activity", "dlg.duck")
 
     def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
         super().__init__(io, config, restore)
@@ -45,9 +47,12 @@ class FrontendNode(Node):
         self.chunks = 0
         self.compute_ns_total = 0
         self.audio_ns_total = 0
+        self.judge: BargeInJudge | None = None
 
     def setup(self) -> None:
         self.frontend = build_frontend(self.config.get("frontend", "null"), self.config)
+        if self.config.get("barge_in", True):
+            self.judge = BargeInJudge(self.frontend, self.config)
         if self.restore.get("epoch"):
             self.io.epoch = int(self.restore["epoch"])
 
@@ -67,6 +72,8 @@ class FrontendNode(Node):
             assert self.frontend is not None
             self.backend_texts[msg.id] = (msg.work_id, msg.text)
             self.frontend.deliver(BackendResult(msg.id, msg.text))
+        elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
+            self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:
             self.end = msg
             self._maybe_done()
@@ -81,6 +88,10 @@ class FrontendNode(Node):
         t_call = time.monotonic_ns()
         recv_delay = self.io.clock.now_ns() - env.t_ns
         out = self.frontend.step(chunk)
+        if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
+            restore = self.judge.decide(chunk, out)
+            if restore is not None:
+                self.io.publish(restore)
         compute = time.monotonic_ns() - t_call
         span = msg.t_end_ns - msg.t_start_ns
         self.chunks += 1

@@ -14,6 +14,8 @@ import numpy as np
 
 from edge import messages as m
 from edge.clock import VirtualClock
+from edge.duplex.playback import ReferenceTap, StagedSink
+from edge.duplex.settings import duplex_settings
 from edge.graph.node import Node, NodeIO
 from edge.speech.base import SpeechDecoder
 from edge.speech.factory import build_decoder
@@ -55,11 +57,22 @@ class SpeechNode(Node):
         self.was_active = False
         self.played_pieces = 0
         self.echo_ref = bool(config.get("echo_reference", False))
+        # On the virtual clock with a reference, a chunk of audio is handed over ahead (like a device buffer)
+        # so capture can hear it during the chunk it plays in; it waits staged until the chunk has passed.
+        self.chunk_ns = int(config.get("chunk_ms", 1000)) * 1_000_000
+        self.staged: StagedSink | None = None
+        self._ahead_for: tuple[int, int] | None = None  # (chunk index, t_ns): hand over once its speech is in
         self._worker: threading.Thread | None = None
 
     def setup(self) -> None:
         self.decoder = build_decoder(self.config.get("voice", "espeak"), self.config)
-        self.player = Player(open_sink(self.config.get("speaker"), int(self.config.get("speaker_rate", 24000))))
+        sink = open_sink(self.config.get("speaker"), int(self.config.get("speaker_rate", 24000)))
+        self.echo_ref = self.echo_ref or duplex_settings(self.config).reference
+        if self.echo_ref:
+            if self.virtual:
+                sink = self.staged = StagedSink(sink)
+            sink = ReferenceTap(sink, self._publish_reference)
+        self.player = Player(sink)
         if not self.virtual:
             self._worker = threading.Thread(target=self._synth_loop, name="speech-synth", daemon=True)
             self._worker.start()
@@ -116,12 +129,16 @@ class SpeechNode(Node):
         msg = env.msg
         if isinstance(msg, m.SpeakText):
             if msg.epoch < self.io.epoch:
+                if self._ahead_for is not None and self._ahead_for[0] == msg.index:
+                    self._hand_over_ahead(self._ahead_for[1])
                 return
             delay = self.io.clock.now_ns() - env.t_ns
             hidden = _hidden_states(msg, env.payload)
             if self.virtual:
                 self._synthesize(msg, env.t_ns, delay, hidden)
                 self._drain_ready()
+                if self._ahead_for is not None and self._ahead_for[0] == msg.index:
+                    self._hand_over_ahead(self._ahead_for[1])
             else:
                 with self.busy_lock:
                     self.busy += 1
@@ -131,9 +148,18 @@ class SpeechNode(Node):
                 self.io.epoch = env.epoch
                 self._cut(env.t_ns)
             self._play(env.t_ns)
+            if self.staged is not None:
+                self.staged.commit(env.t_ns)
+                if msg.text:  # its words follow this decision: hand over once they are synthesized
+                    self._ahead_for = (msg.index, env.t_ns)
+                else:
+                    self._hand_over_ahead(env.t_ns)
         elif isinstance(msg, m.Duck):
             assert self.player is not None
             self.player.gain = float(min(1.0, max(0.0, msg.gain)))
+            if self.staged is not None:
+                self.staged.duck(env.t_ns, self.player.gain)
+                self.staged.gain = self.player.gain
         elif isinstance(msg, m.FrontendDone) and self.end is None:
             self.end = msg
 
@@ -141,11 +167,25 @@ class SpeechNode(Node):
         if not self.virtual:  # virtual sessions cut on the chunk decision, at its own timestamp
             self._cut(self.io.clock.now_ns())
 
+    def _hand_over_ahead(self, t_ns: int) -> None:
+        """Virtual clock: give the device the next chunk's audio now and publish it as the reference."""
+        assert self.player is not None
+        self._ahead_for = None
+        self._play(t_ns + self.chunk_ns)
+        # Silence counts too: capture waits until the reference covers the chunk it is about to cut.
+        self.io.publish(m.PlaybackReference(t_ns + self.chunk_ns, self.player.rate, 0), t_ns=t_ns)
+
+    def _publish_reference(self, t_ns: int, n: int, pcm: bytes) -> None:
+        stamp = min(t_ns, self.io.clock.now_ns()) if self.virtual else None
+        self.io.publish(m.PlaybackReference(t_ns, self.player.rate if self.player else 0, n), [pcm], t_ns=stamp)
+
     def _cut(self, t_ns: int) -> None:
         assert self.player is not None
         self._drain_ready()
         cut = self.player.cut(self.io.epoch, t_ns)
         self.player.gain = 1.0
+        if self.staged is not None:
+            self.staged.gain = 1.0
         if cut:
             log.info("speech: interrupt cut %d piece(s) at %.3f s", len(cut), t_ns / 1e9)
 

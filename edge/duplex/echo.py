@@ -1,0 +1,66 @@
+"""Echo cancellation for the capture node: WebRTC's AEC3 (pywebrtc-audio), fed an aligned reference.
+
+The reference is shifted by the bulk delay that GCC-PHAT measures (less a
+safety margin, so the canceller's own filter still sees the echo's onset);
+AEC3 then removes the echo and suppresses what is left. Blocks must be
+whole 10 ms frames of 16 kHz mono float32.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from edge.duplex.delay import DelayTracker
+
+RATE = 16000
+FRAME = 160  # AEC3 works on 10 ms frames
+MARGIN = 320  # keep 20 ms of the echo's onset inside the canceller's window
+
+
+class EchoCancellerMissing(RuntimeError):
+    """pywebrtc-audio is not installed; the message says how to fix it."""
+
+
+class AlignedEchoCanceller:
+    def __init__(self, max_delay_ms: float = 400.0) -> None:
+        try:
+            from pywebrtc_audio import EchoCanceller
+        except ImportError:
+            raise EchoCancellerMissing("echo cancellation needs pywebrtc-audio; install it with "
+                                       "`pip install pywebrtc-audio`, or turn it off with echo_cancel=false "
+                                       "where the device already cancels echo") from None
+        self._ec = EchoCanceller(sample_rate=RATE, num_channels=1, stream_delay_ms=0)
+        self.tracker = DelayTracker(max_delay_ms=max_delay_ms)
+        self.shift = 0  # samples the reference is delayed by before the canceller sees it
+        self._hist = np.zeros(self.tracker.max_delay + FRAME, np.float32)
+        self.energy_in = 0.0  # microphone energy while the reference played
+        self.energy_out = 0.0  # what was left of it
+
+    def process(self, mic: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        """Cancel the echo of `ref` (played at the same session times as `mic`) from `mic`."""
+        if len(mic) != len(ref) or len(mic) % FRAME:
+            raise ValueError(f"echo cancellation takes equal blocks of whole 10 ms frames, got {len(mic)} "
+                             f"microphone and {len(ref)} reference samples")
+        est = self.tracker.feed(ref, mic)
+        if est is not None:
+            want = max(0, est.samples - MARGIN)
+            if abs(want - self.shift) > FRAME:  # small jitter is the canceller's to absorb
+                self.shift = want
+        self._hist = np.concatenate([self._hist, ref])[-(self.tracker.max_delay + len(ref)):]
+        end = len(self._hist) - self.shift
+        far = self._hist[end - len(ref):end]
+        out = self._ec.process(np.ascontiguousarray(mic, np.float32), np.ascontiguousarray(far, np.float32))
+        if float(np.mean(far * far)) > 1e-6:
+            self.energy_in += float(np.sum(mic.astype(np.float64) ** 2))
+            self.energy_out += float(np.sum(out.astype(np.float64) ** 2))
+        return out
+
+    @property
+    def delay_ms(self) -> float | None:
+        est = self.tracker.estimate
+        return None if est is None else est.ms
+
+    def erle_db(self) -> float | None:
+        """Echo return loss enhancement over everything processed while the reference played."""
+        if self.energy_in <= 0 or self.energy_out <= 0:
+            return None
+        return 10 * np.log10(self.energy_in / self.energy_out)

@@ -1,0 +1,98 @@
+"""Echo cancellation: delay estimation, the canceller on a synthetic echo path, and the reference timeline."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edge.duplex.delay import gcc_phat
+from edge.duplex.echo import AlignedEchoCanceller
+from edge.duplex.reference import ReferenceTimeline
+from edge.duplex.room import RoomEcho, RoomSettings
+
+from conftest import RATE, say
+
+
+def echo_path(x: np.ndarray, delay_ms: float, seed: int = 3) -> np.ndarray:
+    """A loudspeaker-to-microphone path: bulk delay, then a short decaying impulse response."""
+    rng = np.random.default_rng(seed)
+    n = int(0.03 * RATE)
+    ir = rng.standard_normal(n) * np.exp(-np.arange(n) / (0.005 * RATE))
+    ir *= 0.8 / np.sqrt(np.sum(ir ** 2))
+    d = int(delay_ms * RATE / 1000)
+    return np.concatenate([np.zeros(d), np.convolve(x, ir)[:len(x) - d]]).astype(np.float32)
+
+
+def run_canceller(mic: np.ndarray, ref: np.ndarray, block: int = 320) -> tuple[np.ndarray, AlignedEchoCanceller]:
+    aec = AlignedEchoCanceller()
+    n = len(mic) // block * block
+    out = np.concatenate([aec.process(mic[i:i + block], ref[i:i + block]) for i in range(0, n, block)])
+    return out, aec
+
+
+def power_db(x: np.ndarray) -> float:
+    return float(10 * np.log10(np.mean(np.asarray(x, np.float64) ** 2) + 1e-20))
+
+
+@pytest.mark.parametrize("delay_ms", [40, 180])
+def test_synthetic_echo_path_is_cancelled_by_20_db_after_convergence(far_speech, delay_ms):
+    mic = echo_path(far_speech, delay_ms) + 1e-4 * np.random.default_rng(0).standard_normal(len(far_speech))
+    out, aec = run_canceller(mic.astype(np.float32), far_speech)
+    half = len(out) // 2  # converged by then
+    erle = power_db(mic[half:len(out)]) - power_db(out[half:])
+    assert erle >= 20.0, f"only {erle:.1f} dB of echo removed"
+    assert aec.delay_ms is not None and abs(aec.delay_ms - delay_ms) <= 2.0  # the bulk delay was found
+
+
+def test_without_the_reference_nothing_is_cancelled(far_speech):
+    """The check above can fail: with a silent reference the echo passes through."""
+    mic = echo_path(far_speech, 40)
+    out, _ = run_canceller(mic, np.zeros_like(far_speech))
+    half = len(out) // 2
+    assert power_db(mic[half:len(out)]) - power_db(out[half:]) < 6.0
+
+
+def test_the_users_speech_survives_double_talk(far_speech):
+    user = 0.3 * say("Wait, stop, can you tell me about the weather instead?", "en-gb", 150)
+    mic = echo_path(far_speech, 100)
+    at = len(mic) // 2
+    mic[at:at + len(user)] += user
+    out, _ = run_canceller(mic, far_speech)
+    kept = power_db(out[at:at + len(user)]) - power_db(user)
+    assert kept > -6.0, f"the user's speech lost {-kept:.1f} dB while the assistant talked"
+
+
+def test_gcc_phat_finds_the_delay_of_filtered_speech(far_speech):
+    ref = far_speech[:2 * RATE]
+    mic = echo_path(far_speech, 123)[:2 * RATE + 8000]
+    lag, conf = gcc_phat(ref, mic, 8000)
+    assert abs(lag - int(0.123 * RATE)) <= 16 and conf > 8
+
+
+def test_reference_timeline_joins_blocks_without_seams():
+    rng = np.random.default_rng(1)
+    x24 = rng.standard_normal(24000).astype(np.float32) * 0.1
+    whole, pieces = ReferenceTimeline(), ReferenceTimeline()
+    whole.add(0, x24, 24000)
+    whole.add(1_000_000_000, np.zeros(0, np.float32), 24000)  # flushes the resampler
+    for i in range(0, 24000, 480):
+        pieces.add(i * 1_000_000_000 // 24000, x24[i:i + 480], 24000)
+    pieces.add(1_000_000_000, np.zeros(0, np.float32), 24000)
+    a, b = whole.take(0, 16000), pieces.take(0, 16000)
+    assert np.max(np.abs(a - b)) < 1e-5
+    assert pieces.covered_ns == 1_000_000_000
+    assert not np.any(pieces.take(20000, 100))  # nothing played there: silence
+
+
+def test_room_echo_streams_like_one_convolution():
+    room = RoomEcho(RoomSettings(delay_ms=0))
+    x = np.random.default_rng(2).standard_normal(8000).astype(np.float32)
+    y = np.concatenate([room.echo(x[i:i + 320]) for i in range(0, 8000, 320)])
+    assert np.allclose(y, np.convolve(x, room.ir)[:8000], atol=1e-4)
+
+
+def test_bad_room_settings_get_a_sentence():
+    with pytest.raises(ValueError, match="unknown room_echo setting"):
+        RoomSettings.from_config({"delay": 3})
+    with pytest.raises(ValueError, match="10 ms frames"):
+        from edge.duplex.settings import duplex_settings
+        duplex_settings({"echo_cancel": True, "chunk_ms": 333})
