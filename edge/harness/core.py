@@ -152,6 +152,7 @@ class Harness(ReturnSide):
 
     def _timeout(self, job: Job) -> None:
         self.jobs.pop(job.work_id, None)
+        self.progress.pop(job.work_id, None)
         job.cancel()
         self.sleepers.wake_due(self.clock.now_ns())
         item = self.store.get(job.work_id)
