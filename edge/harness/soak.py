@@ -5,7 +5,7 @@ result at its next listen chunk, plays it for its length, and confirms it;
 the user talks in random episodes and sometimes barges in. A restart drops
 the harness object without letting it touch the store again (as a killed
 process would) and starts a new one on the same store. Counted: items lost
-(accepted, never settled), stale results spoken (speech started after the
+(accepted, never settled, or a failure never told), stale results spoken (speech started after the
 result's expiry), and results delivered or played in full more than once.
 """
 from __future__ import annotations
@@ -146,7 +146,8 @@ def run_soak(items: int = 1000, seed: int = 1, restart_p: float = 0.01, arrival_
             h = new_harness()
             h.resume()
         if n >= items and speaking is None and not pending:
-            if all(i.terminal for i in h.store.all()) and not h.progress:
+            if all(i.terminal and i.notice_state not in ("pending", "released") for i in h.store.all()) \
+                    and not h.progress:
                 break
     h.close()
     store = WorkStore(root / "work.sqlite")
@@ -155,7 +156,9 @@ def run_soak(items: int = 1000, seed: int = 1, restart_p: float = 0.01, arrival_
     for wid, state, _, _ in store.events():
         if state == S.DELIVERED:
             delivered_events[wid] = delivered_events.get(wid, 0) + 1
-    lost = (accepted - len(all_items)) + sum(1 for i in all_items if not i.terminal)
+    # Lost: accepted but missing, never settled, or failed without the failure ever being told.
+    lost = (accepted - len(all_items)) + sum(1 for i in all_items if not i.terminal
+                                             or i.notice_state in ("pending", "released"))
     full_by_work: dict[str, int] = {}
     for rid, c in played_full.items():
         if ":r" in rid:
