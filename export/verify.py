@@ -108,12 +108,12 @@ def verify(bundle: Path, checkpoint: Path | None = None, n_threads: int = 1) -> 
     if not same:
         print(f"{checkpoint} is not the checkpoint this bundle was built from (its file hashes differ).")
     rows += _gguf_rows(bundle, manifest, reader, bad, n_threads)
-    from export.onnx_bridge import verify_onnx
+    from export.onnx_bridge import ONNX_KINDS, verify_onnx
 
-    onnx_bad = sorted(f for p in manifest.get("parts", []) if p.get("kind") != "gguf" for f in p["files"] if f in bad)
-    if onnx_bad:
+    onnx_parts = [p for p in manifest.get("parts", []) if p.get("kind") in ONNX_KINDS]
+    if any(f in bad for p in onnx_parts for f in p["files"]):
         rows.append(row("onnx", "parity", "not run", "files intact", False))
-    else:
+    elif onnx_parts:  # a bundle built with --no-onnx has none to check
         rows += [row(str(r["part"]), str(r["check"]), str(r["value"]), str(r["limit"]), r["ok"])
                  for r in verify_onnx(bundle, reader)]
     return rows
