@@ -84,3 +84,52 @@ def test_kill_9_mid_task_resumes_and_delivers_once(tmp_path):
     delivered = [msg for _, msg in journal.messages(m.Delivered) if msg.work_id == work_id]
     assert len(delivered) == 1
     assert query(hdir / "work.sqlite", "SELECT state, attempts FROM items WHERE id = ?", work_id) == ("delivered", 2)
+
+
+def test_cancel_work_on_the_bus_stops_a_running_subprocess_skill(tmp_path):
+    import zmq
+
+    from edge.wire import encode
+
+    sf.write(tmp_path / "in.wav", np.zeros(16000 * 8, np.float32), 16000)
+    (tmp_path / "script.txt").write_text("1 delegate Count to a million.\n")
+    d = tmp_path / "skills" / "count"
+    d.mkdir(parents=True)
+    (d / "skill.json").write_text(json.dumps({
+        "name": "count", "version": "1.0", "description": "Counts for a long time.",
+        "arguments": {"type": "object"}, "entry": {"command": ["sleep", "30"]}}))
+    hdir = tmp_path / "harness"
+    cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker="null", journal=str(tmp_path / "s.journal"),
+                        frontend=f"scripted:{tmp_path / 'script.txt'}", voice="null", chunk_ms=500, realtime=True,
+                        extra={"harness": {"dir": str(hdir), "skills": str(tmp_path / "skills"), "router": {
+                            "scripted": {"rules": [{"match": ".", "capability": "count", "arguments": {}}]}}}})
+    sup = Supervisor(cfg.as_dict(), ALL_NODES)
+    report = {}
+    runner = threading.Thread(target=lambda: report.setdefault("r", sup.run()), daemon=True)
+    runner.start()
+    row = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (row and row[1] == "running"):
+        row = query(hdir / "work.sqlite", "SELECT id, state FROM items")
+        time.sleep(0.05)
+    assert row and row[1] == "running"
+    t_cancel = time.monotonic()
+    pub = zmq.Context.instance().socket(zmq.PUB)
+    pub.connect(sup.ep.bus_in)
+    try:
+        while time.monotonic() - t_cancel < 10:  # re-sent until it lands, as a reliable sender would
+            pub.send_multipart(encode(m.CancelWork("test-cancel-1", row[0], "the user said never mind"),
+                                      seq=0, epoch=0, t_ns=0, src="test"))
+            if query(hdir / "work.sqlite", "SELECT state FROM items WHERE id = ?", row[0]) == ("cancelled",):
+                break
+            time.sleep(0.2)
+    finally:
+        pub.close(0)
+    assert time.monotonic() - t_cancel < 5  # the 30 s process was stopped, not waited for
+    runner.join(60)
+    assert report["r"].ok, report["r"].reason
+    journal = Journal(tmp_path / "s.journal")
+    states = [msg.state for _, msg in journal.messages(m.WorkEvent) if msg.work_id == row[0]
+              and not msg.detail.startswith("routed")]
+    assert states == ["queued", "running", "cancelling", "cancelled"]
+    assert not [msg for _, msg in journal.messages(m.SpeakText) if msg.backend_id.startswith(row[0])]
