@@ -3,7 +3,14 @@
 Rules: a span opens on `<delegate>` and closes on `</delegate>` or `<|turn_eos|>`;
 a nested `<delegate>` voids it; at most one span per model turn; at most
 `max_chars` characters. The parser is a streaming state machine: feed one
-token id at a time, as the frontend decodes them.
+token id at a time, as the frontend decodes them:
+
+    parser = DelegateParser(TokenMap.from_llama(llm), lambda t: llm.detokenize([t], special=False))
+    for tok in decoded_ids:
+        step = parser.feed(tok, chunk.t_start_ns)
+        speech += step.visible           # words to speak, spans and protocol tokens removed
+        if step.span:                    # -> DelegateSpan(step.span.instruction, step.span.opened_ns, ...)
+            ...
 """
 from __future__ import annotations
 
