@@ -20,9 +20,10 @@ import numpy as np
 from edge.harness.spans import DelegateParser, Span, strip_protocol_tokens
 from edge.harness.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_CLOSE, IMAGE_OPEN, LISTEN,
                                  PROTOCOL_TOKENS, SPEAK, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
+from edge.models.venus.gguf_rows import token_rows
 from edge.models.venus.kv_window import KVWindow
 from edge.models.venus.llama_backend import LlamaModel
-from edge.models.venus.sampling import FORCE_BIAS, Sampler
+from edge.models.venus.sampling import FORCE_BIAS, ChainSampler
 from edge.models.venus.settings import VenusSettings
 
 INPUT_ONLY = (UNIT_OPEN, UNIT_CLOSE, IMAGE_OPEN, IMAGE_CLOSE, BACKEND_OPEN, BACKEND_CLOSE)
@@ -68,10 +69,14 @@ class ChunkLoop:
         self.tok = protocol_tokens(llm)
         t = self.tok.id
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
-        self.sampler = Sampler(settings.sampling, t(LISTEN), t(TURN_EOS))
+        self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS))
         self.parser = DelegateParser(self.tok, llm.piece)
         self.kv = KVWindow(llm, settings.kv_high, settings.kv_low)
-        self.base_mask = np.array([t(n) for n in INPUT_ONLY], np.int64)
+        base = [t(n) for n in INPUT_ONLY]
+        # Masks by position in the chunk: later tokens never listen or speak; listen is not allowed mid-turn.
+        self.mask_later = np.array(base + [t(LISTEN), t(SPEAK)], np.int64)
+        self.mask_first_in_turn = np.array(base + [t(LISTEN)], np.int64)
+        self.mask_first = np.array(base, np.int64)
         self.in_turn = False
         self.turn_tokens = 0
         self.pending: list[tuple[str, str]] = []  # (result id, text) waiting for an idle boundary
@@ -79,6 +84,10 @@ class ChunkLoop:
         self.speaking_backend = ""
         self.next_backend = ""  # the result prefilled last; the next turn speaks it
         self.text_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        # Protocol-token rows of the embedding table: a chunk's whole prefill becomes one embedding batch.
+        rows = token_rows(llm.path, [t(n) for n in PROTOCOL_TOKENS]) if settings.single_batch_prefill else None
+        self.rows = None if rows is None or rows.shape[1] != llm.n_embd else {
+            n: rows[i] for i, n in enumerate(PROTOCOL_TOKENS)}
         if settings.system_prompt:
             llm.prefill_tokens(llm.tokenize(settings.system_prompt, special=True), want_logits=False)
         self.kv.keep = llm.n_past
@@ -116,19 +125,7 @@ class ChunkLoop:
         self.kv.unit_start()
         t0 = time.perf_counter()
         n0 = self.llm.n_past
-        self.llm.prefill_tokens([self.ids[UNIT_OPEN]], want_logits=False)
-        logits = None
-        for i, (kind, emb) in enumerate(media):
-            last = i == len(media) - 1
-            if kind == "image":
-                self.llm.prefill_tokens([self.ids[IMAGE_OPEN]], want_logits=False)
-                self.llm.prefill_embeddings(emb)
-                logits = self.llm.prefill_tokens([self.ids[IMAGE_CLOSE]], want_logits=last)
-            else:
-                logits = self.llm.prefill_embeddings(emb, want_logits=last)
-        if logits is None:  # a chunk with no media (should not happen): decode from `<unit>`
-            self.llm.truncate(self.llm.n_past - 1)
-            logits = self.llm.prefill_tokens([self.ids[UNIT_OPEN]])
+        logits = self._prefill(media)
         res.prefill_tokens, res.prefill_s = self.llm.n_past - n0, time.perf_counter() - t0
         self._decode(index, t_ns, logits, res)
         self.llm.prefill_tokens([self.ids[UNIT_CLOSE]], want_logits=False)
@@ -137,6 +134,26 @@ class ChunkLoop:
         self.kv.note()
         return res
 
+    def _prefill(self, media: list[tuple[str, np.ndarray]]) -> np.ndarray:
+        """`<unit>` [`<image>` slices `</image>`] audio: one embedding batch when the rows are known."""
+        if self.rows is not None:
+            r = self.rows
+            parts = [r[UNIT_OPEN][None]]
+            for kind, emb in media:
+                parts += [r[IMAGE_OPEN][None], emb, r[IMAGE_CLOSE][None]] if kind == "image" else [emb]
+            return self.llm.prefill_embeddings(np.concatenate(parts).astype(np.float32), want_logits=True)
+        logits = self.llm.prefill_tokens([self.ids[UNIT_OPEN]], want_logits=not media)
+        for i, (kind, emb) in enumerate(media):
+            last = i == len(media) - 1
+            if kind == "image":
+                self.llm.prefill_tokens([self.ids[IMAGE_OPEN]], want_logits=False)
+                self.llm.prefill_embeddings(emb)
+                logits = self.llm.prefill_tokens([self.ids[IMAGE_CLOSE]], want_logits=last)
+            else:
+                logits = self.llm.prefill_embeddings(emb, want_logits=last)
+        assert logits is not None
+        return logits
+
     def _decode(self, index: int, t_ns: int, logits: np.ndarray, res: ChunkResult) -> None:
         ids = self.ids
         forced = self._forced(index)
@@ -144,13 +161,9 @@ class ChunkLoop:
         hidden: list[np.ndarray] = []
         first, n_text = True, 0
         t0 = time.perf_counter()
+        ctx = self.llm.ctx
         while True:
-            masked = [self.base_mask]
-            if not first:
-                masked.append(np.array([ids[LISTEN], ids[SPEAK]]))
-            elif self.in_turn:
-                masked.append(np.array([ids[LISTEN]]))  # listen is not allowed before the turn has ended
-            mask = np.concatenate(masked)
+            mask = self.mask_later if not first else self.mask_first_in_turn if self.in_turn else self.mask_first
             bias = {}
             if n_text >= self.s.max_speak_tokens:
                 bias = {ids[CHUNK_EOS]: FORCE_BIAS}  # the cap forces the chunk's end
@@ -160,7 +173,7 @@ class ChunkLoop:
                     forced.pop(0)
                     continue
                 bias = {forced[0]: FORCE_BIAS}
-            tok = self.sampler.sample(logits, mask, bias, self.turn_tokens)
+            tok = self.sampler.sample(ctx, logits, mask, bias, self.turn_tokens)
             if forced and tok == forced[0]:
                 forced.pop(0)
             res.tokens.append(tok)
@@ -176,7 +189,7 @@ class ChunkLoop:
                 self.speaking_backend = self._take_backend_turn()
             res.backend_id = self.speaking_backend
             if tok == ids[SPEAK]:
-                logits, _ = self.llm.step(tok)
+                logits, _ = self.llm.step(tok, copy=False)
                 continue
             step = self.parser.feed(tok, t_ns)
             if step.span:
@@ -190,13 +203,13 @@ class ChunkLoop:
                     self.speaking_backend = ""
                 break
             if step.visible:
-                logits, h = self.llm.step(tok, hidden=True)
+                logits, h = self.llm.step(tok, hidden=True, copy=False)
                 spoken_bytes += step.visible
                 res.spoken_ids.append(tok)
                 hidden.append(h)
                 self.turn_tokens += 1
             else:
-                logits, _ = self.llm.step(tok)
+                logits, _ = self.llm.step(tok, copy=False)
             n_text += 1
         res.decode_tokens, res.decode_s = len(res.tokens), time.perf_counter() - t0
         res.text = self.text_decoder.decode(bytes(spoken_bytes))

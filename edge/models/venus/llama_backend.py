@@ -55,8 +55,10 @@ class LlamaModel:
         self.n_embd = int(ll.llama_model_n_embd(self.model))
         self.mem = ll.llama_get_memory(self.ctx)
         self.n_past = 0
+        self._pieces: dict[int, bytes] = {}
         self._embeddings_on = True
         self._one = ll.llama_batch_init(1, 0, 1)  # the decode loop's single-token batch, reused
+        self._one.n_tokens, self._one.n_seq_id[0], self._one.seq_id[0][0], self._one.logits[0] = 1, 1, 0, 1
         self._tok = ll.llama_batch_init(self.n_batch, 0, 1)
         self._emb = ll.llama_batch_init(self.n_batch, self.n_embd, 1)
 
@@ -82,9 +84,12 @@ class LlamaModel:
             raise LlamaError(f"llama_decode failed with code {rc} at position {self.n_past} ({n} rows)")
         self.n_past += n
 
-    def logits(self, i: int = -1) -> np.ndarray:
+    def logits(self, i: int = -1, copy: bool = True) -> np.ndarray:
+        """Output row i's logits; `copy=False` gives a view of llama.cpp's buffer (valid until the next decode,
+        and writable: the sampler writes its adjustments there)."""
         ptr = self.ll.llama_get_logits_ith(self.ctx, i)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy()
+        view = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        return view.copy() if copy else view
 
     def hidden(self, i: int = -1) -> np.ndarray:
         ptr = self.ll.llama_get_embeddings_ith(self.ctx, i)
@@ -92,20 +97,27 @@ class LlamaModel:
             raise LlamaError("llama.cpp returned no hidden state (embeddings were off for this decode)")
         return np.ctypeslib.as_array(ptr, shape=(self.n_embd,)).copy()
 
-    def step(self, token: int, hidden: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    def step(self, token: int, hidden: bool = False, copy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Decode one token: the next-token logits and, when asked, this token's hidden state.
 
         Embeddings are switched on only when asked and left on (one output row costs the same either
-        way); prefill switches them off, so a chunk toggles at most twice."""
+        way); prefill switches them off, so a chunk toggles at most twice. The one-row batch keeps its
+        sequence and output flags from set-up; only the token and position change."""
         if hidden:
             self._embeddings(True)
+        if self.n_past >= self.n_ctx:
+            raise LlamaError(f"the context is full ({self.n_ctx} positions); the KV window must slide first")
         b = self._one
-        b.token[0] = int(token)
-        self._run(b, 1, "last")
-        return self.logits(0), (self.hidden(0) if hidden else None)
+        b.token[0] = token
+        b.pos[0] = self.n_past
+        rc = self.ll.llama_decode(self.ctx, b)
+        if rc != 0:
+            raise LlamaError(f"llama_decode failed with code {rc} at position {self.n_past} (1 row)")
+        self.n_past += 1
+        return self.logits(0, copy), (self.hidden(0) if hidden else None)
 
     def prefill_tokens(self, tokens: list[int], want_logits: bool = True) -> np.ndarray | None:
-        """Decode token ids in batches of n_batch; the logits after the last one (or None)."""
+        """Decode token ids in batches of n_batch; the logits after the last one (a view, or None)."""
         if not tokens:
             return None
         self._embeddings(False)
@@ -118,7 +130,7 @@ class LlamaModel:
             n = len(part)
             last = start + n == len(tokens)
             self._run(b, n, "last" if (last and want_logits) else "none")
-        return self.logits(n - 1) if want_logits else None
+        return self.logits(n - 1, copy=False) if want_logits else None
 
     def prefill_embeddings(self, embd: np.ndarray, want_logits: bool = False) -> np.ndarray | None:
         """Decode rows of input embeddings (n, n_embd); token ids and embeddings never share a batch."""
@@ -136,7 +148,7 @@ class LlamaModel:
             n = len(part)
             last = start + n == len(embd)
             self._run(b, n, "last" if (last and want_logits) else "none")
-        return self.logits(n - 1) if want_logits else None
+        return self.logits(n - 1, copy=False) if want_logits else None
 
     # --- KV cache ------------------------------------------------------------------------------
     def can_shift(self) -> bool:
@@ -176,7 +188,13 @@ class LlamaModel:
         return list(buf[:n])
 
     def piece(self, token: int) -> bytes:
-        """The visible bytes of a token ('' for control tokens)."""
+        """The visible bytes of a token ('' for control tokens), memoised."""
+        got = self._pieces.get(token)
+        if got is None:
+            got = self._pieces[token] = self._piece(token)
+        return got
+
+    def _piece(self, token: int) -> bytes:
         if not self.has_vocab:
             raise LlamaError("this model has no text vocabulary")
         buf = ctypes.create_string_buffer(64)

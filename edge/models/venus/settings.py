@@ -41,6 +41,7 @@ class VenusSettings:
     threads: int = 1
     flash_attn: bool = False
     verify_hashes: bool = True
+    single_batch_prefill: bool = True  # protocol tokens as embedding rows: one decode call per chunk
     sampling: Sampling = field(default_factory=Sampling)
     # Test-only: chunk index -> what to force, in order: protocol tokens ("<|speak|>") or plain text.
     # Each item is forced with a +1e4 logit bias on top of the protocol rules (a masked token stays masked).
