@@ -13,7 +13,7 @@ import onnx
 import torch
 
 from export.errors import ExportError
-from export.onnx import probes, token2wav_parts
+from export.onnx import probes, storage, token2wav_parts
 from export.onnx.graphs import OPSET, GraphSpec, audio_spec, export_graph, flow_specs, vision_spec
 from export.onnx.precision import normalise_precisions, to_fp16, to_int8_dynamic, to_int8_static
 from export.torch_ref.token2wav_graphs import HiftVocoder
@@ -93,9 +93,12 @@ def describe(path: pathlib.Path, root: pathlib.Path, name: str, precision: str, 
              method: str) -> dict[str, Any]:
     """A manifest part entry for one graph file (shapes and dtypes read back from the file)."""
     model = onnx.load(str(path), load_external_data=False)
+    files = storage.files_of(path)
     entry = {"name": name, "kind": "onnx", "file": str(path.relative_to(root)), "precision": precision,
              "opset": OPSET, "inputs": _io(model.graph.input), "outputs": _io(model.graph.output),
-             "sources": spec.sources, "method": method, "bytes": path.stat().st_size}
+             "sources": spec.sources, "method": method, "bytes": sum(f.stat().st_size for f in files)}
+    if len(files) > 1:  # weights past 2 GB live in a side file that belongs to the same part
+        entry["files"] = [str(f.relative_to(root)) for f in files]
     if spec.contract:
         entry["contract"] = spec.contract
     return entry
@@ -103,7 +106,7 @@ def describe(path: pathlib.Path, root: pathlib.Path, name: str, precision: str, 
 
 def _stamp(path: pathlib.Path, spec: GraphSpec, precision: str) -> None:
     """Record part, precision and contract inside the file, so `verify` needs no manifest."""
-    model = onnx.load(str(path))
+    model = onnx.load(str(path), load_external_data=False)  # side-file references stay as they are
     del model.metadata_props[:]
     for key, value in (("venus.part", spec.name), ("venus.precision", precision),
                        (CONTRACT_KEY, json.dumps(spec.contract))):
@@ -115,8 +118,7 @@ def build_precision(item: Planned, fp32: pathlib.Path, dst: pathlib.Path, precis
     """Write one precision of a graph; returns how it was made (for the manifest)."""
     spec = item.spec
     if precision == "fp32":
-        if fp32 != dst:
-            shutil.copyfile(fp32, dst)
+        storage.save(storage.load(fp32), dst)
         return "torch.onnx.export (legacy tracer)"
     if precision == "fp16":
         if item.fp16_module is not None:

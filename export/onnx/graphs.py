@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from export.errors import ExportError
+from export.onnx import storage
 from export.torch_ref.audio import AudioEncoder
 from export.torch_ref.token2wav_graphs import EstimatorStep, FlowEncoderChunk, HiftVocoder
 from export.torch_ref.vision import VisionEncoder
@@ -122,4 +123,5 @@ def export_graph(spec: GraphSpec, path: pathlib.Path, opset: int = OPSET) -> Non
         except Exception as exc:  # the exporter's own errors are long; keep the first line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ExportError(f"Exporting {spec.name} to ONNX failed: {first}.") from exc
+    storage.save(storage.load(path), path)  # one file, or one file plus one side file past 2 GB
 

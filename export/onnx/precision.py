@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 
 from export.errors import ExportError
+from export.onnx import storage
 
 PRECISIONS = ("fp32", "fp16", "int8")
 
@@ -38,15 +39,15 @@ def to_fp16(src: pathlib.Path, dst: pathlib.Path, only_prefixes: tuple[str, ...]
     """
     from onnxruntime.transformers.float16 import convert_float_to_float16
 
-    model = onnx.load(str(src))
+    model = storage.load(src)
     blocked = None
     if only_prefixes is not None:
         blocked = [n.name for n in model.graph.node if not n.name.startswith(only_prefixes)]
     converted = convert_float_to_float16(model, keep_io_types=True, op_block_list=FP16_KEEP_FP32,
                                          node_block_list=blocked)
     _topological_sort(converted.graph)  # the converter appends its input casts at the end
-    onnx.checker.check_model(converted)
-    onnx.save(converted, str(dst))
+    storage.save(converted, dst)
+    onnx.checker.check_model(str(dst))
 
 
 def _topological_sort(graph: onnx.GraphProto) -> None:

@@ -35,7 +35,8 @@ def t2w_dir(tmp_path_factory):
 def omni(tmp_path_factory, t2w_dir):
     config, tensors = media("omni", seed=1)
     out = tmp_path_factory.mktemp("onnx")
-    entries = build_onnx_parts(tensors.__getitem__, config, out, PRECISIONS, progress=False, token2wav_dir=t2w_dir)
+    entries = build_onnx_parts(tensors.__getitem__, config, out, PRECISIONS, progress=False, token2wav_dir=t2w_dir,
+                               n_timesteps=3)
     rows = verify_onnx_parts(out, tensors.__getitem__, config, token2wav_dir=t2w_dir)
     return SimpleNamespace(config=config, tensors=tensors, out=out, entries=entries, rows=rows)
 
@@ -149,3 +150,19 @@ def test_bad_inputs_get_one_sentence(tmp_path):
         tiny_media_config("video")
     with pytest.raises(ExportError, match="no hidden_size"):
         tiny_media_tensors("omni", {}, 0)
+
+
+def test_big_graphs_keep_weights_in_a_side_file(tmp_path, monkeypatch):
+    """Past protobuf's 2 GB (the real vision tower is close), weights go to <graph>.onnx.data."""
+    from export.onnx import storage
+
+    monkeypatch.setattr(storage, "LIMIT", 10_000)
+    config, tensors = media("audio", seed=2)
+    entries = build_onnx_parts(tensors.__getitem__, config, tmp_path, ["fp32", "fp16", "int8"], progress=False)
+    by_precision = {e["precision"]: e for e in entries}
+    assert by_precision["fp32"]["files"] == ["audio.fp32.onnx", "audio.fp32.onnx.data"]
+    assert by_precision["fp16"]["files"] == ["audio.fp16.onnx", "audio.fp16.onnx.data"]
+    assert by_precision["fp32"]["bytes"] == sum((tmp_path / f).stat().st_size for f in by_precision["fp32"]["files"])
+    assert (tmp_path / "audio.fp32.onnx").stat().st_size * 4 < (tmp_path / "audio.fp32.onnx.data").stat().st_size
+    rows = verify_onnx_parts(tmp_path, tensors.__getitem__, config)
+    assert [r["precision"] for r in rows] == ["fp32", "fp16", "int8"] and all(r["passed"] for r in rows), rows

@@ -110,7 +110,7 @@ def test_windows_are_28_codes_every_25():
 def test_graph_modules_stream_like_the_packaged_reference(token2wav):
     """The three exported modules driven by the NumPy stream equal Token2wav's own streaming."""
     flow, hift = token2wav
-    inputs, codes = stream_inputs(seed=3)
+    inputs, codes = stream_inputs(seed=3, codes=60)  # three windows; verify covers cache trimming
     reference = ReferenceStream(flow, hift, 3, hift_seed=2)
     reference.setup(inputs)
 
