@@ -128,3 +128,22 @@ def test_yielding_to_a_barge_in_is_an_interrupt(omni):
         assert out.turn_end and out.interrupt and out.text == ""
     finally:
         f.close()
+
+
+def test_one_batch_prefill_equals_section_by_section(omni):
+    def first_logits(single: bool):
+        f = frontend(omni, single_batch_prefill=single, sampling={"temperature": 0.0})
+        try:
+            assert (f.loop.rows is not None) == single
+            img = f.vision.encode(np.full((42, 56, 3), 90, np.uint8))
+            aud = f.audio.encode(speechy(1.0, seed=9))
+            n0 = f.llm.n_past
+            logits = f.loop._prefill([("image", img), ("audio", aud)]).copy()
+            return logits, f.llm.n_past - n0
+        finally:
+            f.close()
+
+    (a, na), (b, nb) = first_logits(True), first_logits(False)
+    assert na == nb
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=5e-3)  # batch shape changes summation order only
+    assert int(np.argmax(a)) == int(np.argmax(b))

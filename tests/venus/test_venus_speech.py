@@ -1,0 +1,59 @@
+"""The Venus voice: hidden states -> projected condition -> TTS codes (llama.cpp) -> token2wav (onnxruntime)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edge.models.venus.settings import VenusSettings
+from edge.models.venus.token2wav import windows
+from edge.models.venus_speech import VenusVoice
+
+from conftest import BASE
+
+
+@pytest.fixture(scope="module")
+def voice(omni_bundle):
+    v = VenusVoice(omni_bundle, VenusSettings.from_dict({**BASE, "tts_codes_per_token": 6}))
+    yield v
+    v.close()
+
+
+def test_projection_is_l2_normalised_and_added_to_the_text_embedding(voice):
+    rng = np.random.default_rng(1)
+    hidden = rng.standard_normal((3, voice.tts.llm_dim)).astype(np.float32) * 5
+    proj = voice.tts.project(hidden)
+    np.testing.assert_allclose(np.linalg.norm(proj, axis=1), 1.0, rtol=1e-5)
+    cond = voice.tts.condition([5, 6, 7], hidden)
+    np.testing.assert_allclose(cond - voice.tts.emb_text[[5, 6, 7]], proj, atol=1e-5)
+    with pytest.raises(ValueError, match="hidden states must be"):
+        voice.tts.condition([5, 6], hidden)
+
+
+def test_hidden_states_change_the_codes_and_audio_is_24k(voice):
+    rng = np.random.default_rng(2)
+    ids = [40, 50, 60, 70, 80]
+    a = rng.standard_normal((5, voice.tts.llm_dim)).astype(np.float32)
+    b = rng.standard_normal((5, voice.tts.llm_dim)).astype(np.float32)
+    codes_a = voice.tts.codes(ids, a, 30)
+    assert np.array_equal(codes_a, voice.tts.codes(ids, a, 30))  # greedy: deterministic
+    assert not np.array_equal(codes_a, voice.tts.codes(ids, b, 30))
+    assert len(codes_a) <= 30 and codes_a.max() < voice.tts.n_speech
+    pieces = list(voice.synthesize_states("words", ids, a))
+    assert voice.sample_rate == 24000 and all(p.dtype == np.float32 for p in pieces)
+    total = sum(len(p) for p in pieces)
+    codes = voice.codes_total
+    assert total == pytest.approx(codes * 960, abs=960 * 4)  # 25 codes a second at 24 kHz
+    assert 1e-4 < float(np.sqrt(np.mean(np.concatenate(pieces) ** 2))) < 1.0
+
+
+def test_streaming_windows_follow_the_contract():
+    codes = np.arange(80)
+    w = windows(codes)
+    assert [len(c) for c, _ in w] == [28, 28, 28, 5] and [last for _, last in w] == [False, False, False, True]
+    assert [int(c[0]) for c, _ in w] == [0, 25, 50, 75]
+    assert windows(np.arange(20))[0][1] is True
+
+
+def test_text_without_hidden_states_still_speaks(voice):
+    pieces = list(voice.synthesize("hello there"))
+    assert pieces and sum(len(p) for p in pieces) > 0
