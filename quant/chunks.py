@@ -30,6 +30,7 @@ class ChunkRecord:
     output: str = ""  # recorded output, forced after the decision (special tokens parsed)
     close: str = "</unit>"  # fed after the output
     audio: np.ndarray | None = None  # the chunk's recorded 16 kHz audio, until an encoder turns it into a segment
+    frame: np.ndarray | None = None  # the chunk's video frame (HxWx3 uint8), likewise
 
 
 @dataclass

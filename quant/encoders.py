@@ -93,8 +93,8 @@ def _synthetic_audio(rng: np.random.Generator, seconds: float = 1.0) -> np.ndarr
     return (0.2 * tone + 0.02 * rng.standard_normal(len(t))).astype(np.float32)
 
 
-def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0,
-                  audio: list[np.ndarray] | None = None) -> list[dict[str, np.ndarray]]:
+def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0, audio: list[np.ndarray] | None = None,
+                  frames: list[np.ndarray] | None = None) -> list[dict[str, np.ndarray]]:
     """Inputs in the ranges the graphs see at run time: log-mel of real or synthetic audio, pixels in [-1, 1]."""
     import onnxruntime as ort
 
@@ -104,6 +104,7 @@ def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0,
     patch = _patch(path)
     rng = np.random.default_rng(seed)
     clips = [a for a in (audio or []) if a is not None and len(a) >= 1600][:n]
+    images = [f for f in (frames or []) if f is not None][:n]
     out = []
     for k in range(n):
         feed = {}
@@ -113,6 +114,10 @@ def sample_inputs(path: Path, n: int = N_SAMPLES, seed: int = 0,
             if i.name == "mel":
                 clip = clips[k] if k < len(clips) else _synthetic_audio(rng)
                 feed[i.name] = log_mel(clip, shape[1])[None].astype(dtype)
+            elif "pixel" in i.name and k < len(images):
+                from quant.vision_embed import frame_pixels, max_side
+
+                feed[i.name] = frame_pixels(images[k], patch, max_side(path)).astype(dtype)
             elif "pixel" in i.name:
                 feed[i.name] = rng.uniform(-1, 1, shape).astype(dtype)  # normalised (x - 0.5) / 0.5
             else:
@@ -154,38 +159,42 @@ def _file_mb(path: Path) -> float:
     return (path.stat().st_size + (data.stat().st_size if data.is_file() else 0)) / 1e6
 
 
-def _decisions(session: LlamaSession, raw: ChunkStream | None, graph: Path) -> list | None:
-    """The reference LLM's chunk decisions when the recorded audio goes through `graph`."""
-    from quant.sweep import embed_audio
+def _decisions(session: LlamaSession, raw: ChunkStream | None, media: dict[str, Path]) -> tuple[list | None, str]:
+    """The reference LLM's chunk decisions when the recorded media go through the graphs in `media`, or why not."""
+    from quant.media_stream import embed_media
 
-    if raw is None or not any(c.audio is not None for c in raw.chunks):
-        return None
-    stream = embed_audio(raw, graph, session.n_embd, threads=1)
-    if "audio not embedded" in stream.source:
-        return None
+    if raw is None:
+        return None, ""
+    stream = embed_media(raw, session.n_embd, media.get("audio"), media.get("vision"))
+    if stream is raw:
+        return None, "the journal has no recorded media for this encoder"
+    if "not embedded" in stream.source:
+        return None, stream.source.split("; ")[-1]
     try:
-        return replay(session, stream)
-    except ValueError:  # no protocol tokens in this vocabulary
-        return None
+        return replay(session, stream), ""
+    except ValueError as e:  # no protocol tokens in this vocabulary, or a context too small for the stream
+        return None, str(e)
 
 
 def sweep_part(part: str, files: dict[str, Path], precisions: list[str], reference_gguf: Path | None,
-               work: Path, threads: int = 1, raw_stream: ChunkStream | None = None) -> list[dict]:
+               work: Path, threads: int = 1, raw_stream: ChunkStream | None = None,
+               media: dict[str, Path] | None = None, n_ctx: int = 2048) -> list[dict]:
     """Rows for one encoder part: every precision against FP32 (and, for audio with a journal, its decisions)."""
     if "fp32" not in files:
         return [{"part": part, "precision": p, "status": "failed",
                  "error": f"the bundle has no FP32 {part} graph to compare with"} for p in precisions]
     audio = [c.audio for c in raw_stream.chunks] if raw_stream is not None and part == "audio" else None
+    frames = [c.frame for c in raw_stream.chunks] if raw_stream is not None and part == "vision" else None
     broken = check_loads(files["fp32"])
     if broken:
         return [{"part": part, "precision": p, "status": "failed", "error": broken} for p in precisions]
-    feeds = sample_inputs(files["fp32"], audio=audio)
+    feeds = sample_inputs(files["fp32"], audio=audio, frames=frames)
     ref, _ = _run(files["fp32"], feeds, threads)
-    session = LlamaSession(reference_gguf, n_ctx=512, n_threads=threads) if reference_gguf else None
+    session = LlamaSession(reference_gguf, n_ctx=n_ctx, n_threads=threads) if reference_gguf else None
     try:
         ref_logits = _llm_logits(session, ref)
-        replaying = part == "audio" and session is not None
-        ref_decisions = _decisions(session, raw_stream, files["fp32"]) if replaying else None
+        media = dict(media or {})
+        ref_decisions, why_not = _decisions(session, raw_stream, {**media, part: files["fp32"]}) if session else (None, "")
         rows = []
         for p in precisions:
             row = {"part": part, "precision": p}
@@ -208,9 +217,11 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
                 row.update(llm_kl=stats.kl_mean, llm_top1=stats.top1)
             else:
                 row["note"] = "embedding width differs from the LLM's; effect on the LLM not measured"
-            if ref_decisions is not None:
-                decisions = _decisions(session, raw_stream, path)
+            decisions, why = _decisions(session, raw_stream, {**media, part: path}) if ref_decisions else (None, why_not)
+            if decisions is not None:
                 row["decision_agree"], row["delegate_agree"] = decision_agreement(ref_decisions, decisions)
+            elif why:
+                row["note"] = (row.get("note", "") + "; " if row.get("note") else "") + f"decisions not replayed: {why}"
             rows.append(row)
         return rows
     finally:
@@ -227,10 +238,14 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
         why = ("a bare GGUF has no encoders; sweep a bundle built with --encoders fp32" if sweep.src.kind == "gguf"
                else sweep.encoder_note or f"the {sweep.src.kind} has no ONNX encoder graphs")
         return [{"part": "-", "precision": p, "status": "failed", "error": why} for p in precisions]
+    from quant.media_stream import best_graph
+
+    media = {p: g for p, g in ((p, best_graph(f)) for p, f in parts.items()) if g is not None}
     rows = []
     for part, files in sorted(parts.items()):
         rows += sweep_part(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
-                           threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None)
+                           threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None,
+                           media=media, n_ctx=sweep.opts.n_ctx)
     return rows
 
 

@@ -5,9 +5,9 @@ spoken, what it heard, turn end), its delegate spans and the harness results
 delivered before it. The input of a chunk is `<unit>` and the heard text
 (harness results before it as `<backend>…</backend>`); the recorded output
 is rebuilt in protocol tokens and forced after the decision is read. The
-recorded audio of each chunk is kept; when the sweep has the bundle's audio
-encoder it becomes embeddings after `<unit>` (quant.sweep.embed_audio).
-Video frames are not replayed.
+recorded audio and the newest video frame of each chunk are kept; when the
+sweep has the bundle's encoders they become embeddings after `<unit>`
+(quant.sweep.embed_media).
 """
 from __future__ import annotations
 
@@ -25,6 +25,21 @@ def _output(control: str, text: str, spans: list[str], turn_end: bool) -> str:
     return body + "<|listen|>"
 
 
+def _frames_per_chunk(frames: list[tuple[int, np.ndarray]], spans_ns: dict[int, tuple[int, int]]
+                      ) -> dict[int, np.ndarray]:
+    """The newest frame captured before each chunk ended and after the previous one did (as the frontend sees it)."""
+    out: dict[int, np.ndarray] = {}
+    frames = sorted(frames, key=lambda f: f[0])
+    prev_end = -1
+    for index in sorted(spans_ns):
+        end = spans_ns[index][1]
+        inside = [img for t, img in frames if prev_end <= t < end]
+        if inside:
+            out[index] = inside[-1]
+        prev_end = end
+    return out
+
+
 def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     try:
         from edge.timeline.journal import Journal
@@ -36,10 +51,17 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     backend_before: dict[int, list[str]] = {}
     pending_results: list[str] = []
     audio: dict[int, np.ndarray] = {}
+    spans_ns: dict[int, tuple[int, int]] = {}
+    frames: list[tuple[int, np.ndarray]] = []
     for rec, msg in journal.messages():
         kind = msg.TYPE
         if kind == "audio_chunk" and rec.env.payload and msg.index not in audio:
             audio[msg.index] = np.frombuffer(rec.env.payload[0], dtype="<i2").astype(np.float32) / 32768.0
+            spans_ns[msg.index] = (msg.t_start_ns, msg.t_end_ns)
+        elif kind == "video_frame" and rec.env.payload and msg.encoding == "rgb24":
+            img = np.frombuffer(rec.env.payload[0], dtype=np.uint8)
+            if img.size == msg.width * msg.height * 3:
+                frames.append((msg.t_ns, img.reshape(msg.height, msg.width, 3)))
         elif kind == "backend_result" and getattr(msg, "kind", "result") == "result":
             pending_results.append(msg.text)
         elif kind == "delegate_request":
@@ -51,11 +73,12 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
                 pending_results = []
     if not decisions:
         raise ValueError(f"journal {path} records no chunk decisions; record a session with a frontend running")
+    frame_of = _frames_per_chunk(frames, spans_ns)
     chunks = []
     for index in sorted(decisions)[:max_chunks]:
         d = decisions[index]
         inputs = [f"<backend>{t}</backend>" for t in backend_before.get(index, [])]
         inputs.append("<unit>" + (d.user_text or ""))
         chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end),
-                                  audio=audio.get(index)))
+                                  audio=audio.get(index), frame=frame_of.get(index)))
     return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)

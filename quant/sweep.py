@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from quant.chunks import ChunkRecord, ChunkStream, stream_from_text
+from quant.chunks import ChunkStream, stream_from_text
 from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
 from quant.quantize import quantize
 from quant.source import Source, checkpoint_encoders, resolve
@@ -61,46 +61,18 @@ def _variants(t: GgufType, mode: str) -> list[bool]:
 
 
 def _load_stream(opts: SweepOptions, src: Source) -> tuple[ChunkStream, ChunkStream]:
-    """(the raw stream, the stream every precision replays): audio embedded when the bundle has an encoder."""
+    """(the raw stream, the stream every precision replays): media embedded when the bundle has encoders."""
     if not opts.journal:
         stream = stream_from_text(opts.text, max_chunks=opts.max_chunks)
         return stream, stream
     from quant.journal_stream import stream_from_journal
+    from quant.media_stream import best_graph, embed_media, llm_width
 
     raw = stream_from_journal(opts.journal, max_chunks=opts.max_chunks)
-    audio = src.encoders.get("audio", {})
-    graph = next((audio[p] for p in ("fp32", "fp16", "int8") if p in audio), None)
-    if graph is None:
+    audio, vision = best_graph(src.encoders.get("audio", {})), best_graph(src.encoders.get("vision", {}))
+    if audio is None and vision is None:
         return raw, raw
-    return raw, embed_audio(raw, graph, llm_width(src.reference), opts.n_threads)
-
-
-def llm_width(gguf_path: Path) -> int:
-    from gguf import GGUFReader
-
-    r = GGUFReader(str(gguf_path))
-    arch = r.fields["general.architecture"].contents()
-    return int(r.fields[f"{arch}.embedding_length"].contents())
-
-
-def embed_audio(stream: ChunkStream, graph: Path, width: int, threads: int = 1) -> ChunkStream:
-    """A copy of the stream with each chunk's recorded audio, through the encoder, after its `<unit>`."""
-    from quant.audio_embed import AudioEmbedder
-
-    embedder = AudioEmbedder(graph, threads)  # one embedder: its streaming cache runs across the chunks
-    chunks = []
-    for c in stream.chunks:
-        inputs = list(c.inputs)
-        if c.audio is not None and len(c.audio):
-            emb = embedder(c.audio)
-            if emb.shape[-1] != width:
-                return ChunkStream(stream.source + f"; audio not embedded ({graph.name} gives width "
-                                   f"{emb.shape[-1]}, the LLM {width})", stream.chunks)
-            at = next((j + 1 for j, s in enumerate(inputs) if isinstance(s, str) and s.startswith("<unit>")),
-                      len(inputs))
-            inputs.insert(at, emb)
-        chunks.append(ChunkRecord(c.index, inputs, c.output, c.close, c.audio))
-    return ChunkStream(stream.source + f" + audio through {graph.name}", chunks)
+    return raw, embed_media(raw, llm_width(src.reference), audio, vision, opts.n_threads)
 
 
 class Sweep:

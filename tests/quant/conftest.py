@@ -28,8 +28,10 @@ def tiny_gguf(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def journal(tmp_path_factory) -> Path:
-    """A journal recorded by the runtime itself: a scripted frontend over a 9-second tone, virtual clock."""
+    """A journal recorded by the runtime itself: a scripted frontend over a 9-second tone and a folder of
+    frames as the camera, on the virtual clock."""
     import soundfile as sf
+    from PIL import Image
 
     from edge.session import SessionConfig, run_session
 
@@ -37,9 +39,13 @@ def journal(tmp_path_factory) -> Path:
     sr = 16000
     t = np.arange(sr * 9) / sr
     sf.write(d / "in.wav", (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), sr)
+    (d / "frames").mkdir()
+    rng = np.random.default_rng(0)
+    for i in range(9):
+        Image.fromarray(rng.integers(0, 255, (120, 160, 3), dtype=np.uint8)).save(d / "frames" / f"{i:03d}.png")
     (d / "script.txt").write_text(SCRIPT)
-    cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "s.journal"), realtime=False,
-                        frontend=f"scripted:{d / 'script.txt'}")
+    cfg = SessionConfig(mic=str(d / "in.wav"), camera=str(d / "frames"), speaker="null", journal=str(d / "s.journal"),
+                        realtime=False, frontend=f"scripted:{d / 'script.txt'}")
     report = run_session(cfg, inprocess=True)
     assert report.ok, report.reason
     return d / "s.journal"

@@ -60,3 +60,15 @@ def test_streaming_cache_is_carried_and_reset(tmp_path):
     assert emb.past.shape[4] == 50
     again = AudioEmbedder(tmp_path / "a.onnx")(chunks[0])
     assert np.allclose(again, first)  # a fresh stream gives the same first chunk
+
+
+def test_frame_pixels_fit_the_patch_grid():
+    from quant.vision_embed import frame_pixels
+
+    frame = np.random.default_rng(0).integers(0, 255, (120, 160, 3), dtype=np.uint8)
+    x = frame_pixels(frame, 14, 448)
+    assert x.shape == (1, 3, 112, 154) and x.dtype == np.float32
+    assert -1.0 <= x.min() and x.max() <= 1.0
+    big = frame_pixels(np.zeros((1080, 1920, 3), np.uint8), 14, 448)
+    assert big.shape[2] <= 448 and big.shape[3] <= 448 and big.shape[2] % 14 == 0 and big.shape[3] % 14 == 0
+    assert np.all(big == -1.0)

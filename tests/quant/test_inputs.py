@@ -31,7 +31,7 @@ def test_sweep_of_a_checkpoint(checkpoint, journal, tmp_path):
 
     if onnx_available():
         # the exporter's own audio encoder graph embeds the journal's recorded audio, with its streaming cache
-        assert data["meta"]["stream_source"].endswith("+ audio through audio.fp32.onnx")
+        assert data["meta"]["stream_source"].endswith("+ media through audio.fp32.onnx")
         assert enc["fp32"]["max_abs"] == 0 and 0 < enc["fp16"]["max_abs"] < 0.01 and enc["fp16"]["llm_kl"] < 1e-3
     else:  # an exporter without ONNX graphs: the encoder rows say so, the LLM rows are still measured
         assert all(r["status"] == "failed" and "ONNX" in r["error"] for r in enc.values())
@@ -50,7 +50,7 @@ def test_bundle_with_encoders(tiny_gguf, tmp_path):
                                  "--threads", "1", "--no-progress", "-o", str(out))
     assert rc == 0, stderr
     with open(out / "encoders.csv") as f:
-        enc = {r["precision"]: r for r in csv.DictReader(f)}
+        enc = {r["precision"]: r for r in csv.DictReader(f) if r["part"] == "audio"}
     assert set(enc) == {"fp32", "fp16", "int8"} and all(r["status"] == "ok" for r in enc.values())
     assert float(enc["fp32"]["max_abs"]) == 0.0 and float(enc["fp32"]["llm_kl"]) == 0.0
     assert 0 < float(enc["fp16"]["max_abs"]) < float(enc["int8"]["max_abs"])
@@ -67,16 +67,23 @@ def test_encoders_of_a_bare_gguf_are_explained(tiny_gguf, tmp_path):
     assert "a bare GGUF has no encoders" in (tmp_path / "s" / "report.md").read_text()
 
 
-def test_journal_audio_goes_through_the_bundle_encoder(tiny_gguf, journal, tmp_path):
+def test_journal_media_go_through_the_bundle_encoders(tiny_gguf, journal, tmp_path):
     bundle = write_tiny_bundle(tmp_path / "bundle", tiny_gguf)
     out = tmp_path / "s"
     rc, _, stderr = run_cli("sweep", str(bundle), "--types", "F16,Q8_0,Q4_K_M", "--encoders", "fp32,fp16,int8",
                             "--journal", str(journal), "--threads", "1", "--no-progress", "-o", str(out))
     assert rc == 0, stderr
     data = json.loads((out / "results.json").read_text())
-    assert data["meta"]["stream_source"].endswith("+ audio through audio-fp32.onnx")
-    assert (out / "stream.npz").is_file()  # the embedded audio every precision replays
+    assert data["meta"]["stream_source"].endswith("+ media through audio-fp32.onnx, vision-fp32.onnx")
+    from quant.chunks import ChunkStream
+
+    stream = ChunkStream.load(out / "stream.json")  # what every precision replays
+    first = stream.chunks[0].inputs
+    assert first[0].startswith("<unit>") and first[1] == "<image>" and first[2].shape == (64, 256)
+    assert first[3] == "</image>" and first[4].shape == (10, 256)
     assert all(r["n_chunks"] == 9 for r in data["rows"])
-    enc = {r["precision"]: r for r in data["encoders"]}
-    assert enc["fp32"]["decision_agree"] == 1.0
+    enc = {(r["part"], r["precision"]): r for r in data["encoders"]}
+    assert set(enc) == {(p, q) for p in ("audio", "vision") for q in ("fp32", "fp16", "int8")}
+    assert enc["audio", "fp32"]["decision_agree"] == 1.0 and enc["vision", "fp32"]["decision_agree"] == 1.0
     assert all(0 <= r["decision_agree"] <= 1 for r in enc.values())
+    assert enc["vision", "fp16"]["max_abs"] < enc["vision", "int8"]["max_abs"]
