@@ -18,7 +18,7 @@ from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.fit import ENCODER_ORDER, check_fit
 from export.llm_gguf import convert_llm
-from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, hash_files, inputs_key,
+from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, code_hash, hash_files, inputs_key,
                              new_manifest, try_load_manifest, write_manifest)
 from export.onnx_bridge import build_onnx, onnx_available
 from export.quantize import ftype_of, quantize
@@ -82,10 +82,12 @@ def _source_subset(src: dict[str, dict], reader: CheckpointReader, prefixes: tup
 
 
 def _gguf_jobs(reader: CheckpointReader, bundle: Path, opts: BuildOptions, src: dict, tools: dict) -> list[Job]:
+    common = ("checkpoint", "names", "transforms", "gguf_stream")
     llm_key = inputs_key(EXPORTER_VERSION, "llm", _source_subset(src, reader, ("llm.",), TOKENIZER_FILES),
-                         tools.get("gguf"), tools.get("numpy"))
-    tts_key = inputs_key(EXPORTER_VERSION, "tts", _source_subset(src, reader, ("tts.",)), tools.get("gguf"))
-    quant_tools = tools.get("llama_cpp_python")
+                         tools.get("gguf"), tools.get("numpy"), code_hash(*common, "tokens", "vocab", "llm_gguf"))
+    tts_key = inputs_key(EXPORTER_VERSION, "tts", _source_subset(src, reader, ("tts.",)), tools.get("gguf"),
+                         code_hash(*common, "tts_gguf"))
+    quant_tools = (tools.get("llama_cpp_python"), code_hash("quantize"))
     jobs: list[Job] = []
     for role, key, types in (("llm", llm_key, opts.types), ("tts", tts_key, opts.tts_types)):
         base_rel = f"{role}/{role}-{BASE}.gguf" if BASE in types else f"{CACHE}/{role}-{BASE}.gguf"
@@ -137,7 +139,8 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     jobs = _gguf_jobs(reader, bundle, opts, src, tools)
     media = ("vpm.", "resampler.", "apm.", "audio_projection_layer.")
     onnx_key = inputs_key(EXPORTER_VERSION, "onnx", _source_subset(src, reader, media, ("assets",)),
-                          sorted(opts.encoders), tools.get("onnx"), tools.get("torch"))
+                          sorted(opts.encoders), tools.get("onnx"), tools.get("onnxruntime"), tools.get("torch"),
+                          code_hash("onnx", "torch_ref"))
 
     if opts.dry_run:
         for job in jobs:

@@ -60,6 +60,20 @@ def tool_versions() -> dict[str, str]:
     return out
 
 
+def code_hash(*modules: str) -> str:
+    """sha256 over the source of the named export modules or packages, so a changed converter rebuilds."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in modules:
+        path = root / name
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+        for f in files:
+            if f.is_file():
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
 def inputs_key(*parts: object) -> str:
     """A stable hash of JSON-able build inputs."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
