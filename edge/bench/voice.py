@@ -38,7 +38,7 @@ QUESTIONS = [
     "What is the weather like in Paris today?",
     "What is the boiling point of water?",
 ]
-SLOT_S = 9.0  # one question and its reply; long enough that no reply runs into the next question
+SLOT_S = 11.0  # one question and its reply; long enough that no reply runs into the next question
 
 
 @dataclass
@@ -75,7 +75,8 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
     current: Turn | None = None
     rate = int(j.session.get("speaker_rate", 24000))
     replies: list[str] = []
-    for rec, msg in j.messages(m.ChunkDecision, m.SpeakText, m.PlaybackAck):
+    waiting: Turn | None = None  # a turn whose first words are out but not yet heard playing
+    for rec, msg in j.messages(m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState):
         if isinstance(msg, m.ChunkDecision):
             for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms"):
                 stage[key] += float(msg.info.get(key, 0.0))
@@ -92,11 +93,18 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
             if current is not None:
                 current.reply = (current.reply + " " + msg.text).strip()
                 speaks[msg.id] = current
+                if current.first_audio_ns is None:
+                    waiting = current
+        elif isinstance(msg, m.PlaybackState):
+            # A piece cut short by an interruption is never acknowledged; playback starting still counts.
+            if msg.active and waiting is not None and waiting.first_audio_ns is None:
+                waiting.first_audio_ns = msg.t_ns
+            waiting = None
         elif isinstance(msg, m.PlaybackAck):
             stage["reply_s"] += msg.samples / rate
             turn = speaks.get(msg.speak_id)
             if turn is not None and msg.seq == 0 and (turn.first_audio_ns is None or msg.t_start_ns < turn.first_audio_ns):
-                turn.first_audio_ns = msg.t_start_ns
+                turn.first_audio_ns = msg.t_start_ns  # exact: the piece's first sample on the session clock
     stage["replies"] = replies
     return stage
 
@@ -139,9 +147,10 @@ def main(argv: list[str]) -> int:
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), chunk_ms=args.chunk_ms, realtime=True,
                         frontend="default", voice="piper", threads=args.threads,
-                        extra={"max_reply_tokens": 40})
+                        extra={"max_reply_tokens": 32})
     print(f"bench voice: {len(turns)} spoken questions, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
           f"real time ({len(turns) * SLOT_S:.0f} s of audio); files in {out}", flush=True)
+    load0 = os.getloadavg()[0]
     report = run_session(cfg)
     if not report.ok:
         print(f"venus-edge bench voice: the session did not complete: {report.reason}")
@@ -149,9 +158,9 @@ def main(argv: list[str]) -> int:
     stage = read_turns(out / "session.journal", turns)
     for i, t in enumerate(turns, 1):
         lat = f"{t.latency_ms:.0f} ms" if t.latency_ms is not None else "no reply"
-        wait = (t.boundary_ns - t.end_ns) / 1e6 if t.boundary_ns else float("nan")
+        decided = (t.boundary_ns - t.end_ns) / 1e6 if t.boundary_ns else float("nan")
         print(f"{i:2d}. {t.question!r} heard {t.heard!r} -> {t.reply[:60]!r}: {lat} "
-              f"(boundary wait {wait:.0f} ms, frontend {t.compute_ms:.0f} ms)")
+              f"(turn decided {decided:.0f} ms after the speech ended, that step took {t.compute_ms:.0f} ms)")
     lat = [t.latency_ms for t in turns if t.latency_ms is not None]
     rtf = {
         "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else float("nan"),
@@ -159,7 +168,8 @@ def main(argv: list[str]) -> int:
         "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else float("nan"),
         "TTS": tts_rtf(stage["replies"], args.threads),
     }
-    print(f"answered {len(lat)}/{len(turns)}")
+    print(f"answered {len(lat)}/{len(turns)}; machine load average {load0:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} cores)")
     print("real-time factor per stage: " + ", ".join(f"{k} {v:.3f}" for k, v in rtf.items()))
     if not lat:
         print("voice-to-voice p50 nan ms p90 nan ms")

@@ -107,3 +107,16 @@ def test_outside_knowledge_is_delegated_and_never_spoken(weather, transcriber):
     said = set(normalize(transcriber.transcribe(s.reply)).split())
     only_in_span = set(barge_in.words(req.instruction)) - set(barge_in.words(spoken_text)) - {"the", "a", "in"}
     assert not (only_in_span & said), f"words of the delegate span were spoken: {only_in_span & said}"
+
+
+def test_bench_reads_latency_from_a_journal(weather):
+    from edge.bench.voice import Turn, read_turns
+
+    s, marks = weather
+    turn = Turn(marks[0]["text"], int(marks[0]["end_s"] * 1e9))
+    stage = read_turns(s.journal.path, [turn])
+    assert turn.heard and turn.reply.startswith(stage["replies"][0])
+    # Virtual time: the reply starts at the boundary that decided the turn, so the latency is the wait for it.
+    assert turn.first_audio_ns == turn.boundary_ns
+    assert 0 < turn.latency_ms <= 2000
+    assert stage["asr_audio_ms"] > 0 and stage["reply_s"] > 0
