@@ -11,10 +11,7 @@ import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bundle_support import make_bundle  # noqa: E402
-
-# Small context so the window slides within a short test; one thread (shared CPUs).
-BASE = {"n_ctx": 512, "kv_high": 448, "kv_low": 320, "threads": 1, "tts_codes_per_token": 3}
-
+from venus_support import speechy  # noqa: E402
 
 @pytest.fixture(scope="session")
 def bundle_cache(tmp_path_factory) -> Path:
@@ -27,24 +24,23 @@ def bundle_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def omni_bundle(bundle_cache) -> Path:
-    return make_bundle(bundle_cache, "omni")
+def bundles(bundle_cache) -> dict[str, Path]:
+    """Both variants, exported side by side (each export is its own process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        jobs = {v: pool.submit(make_bundle, bundle_cache, v) for v in ("omni", "audio")}
+        return {v: job.result() for v, job in jobs.items()}
 
 
 @pytest.fixture(scope="session")
-def audio_bundle(bundle_cache) -> Path:
-    return make_bundle(bundle_cache, "audio")
+def omni_bundle(bundles) -> Path:
+    return bundles["omni"]
 
 
-def speechy(seconds: float, seed: int = 0) -> np.ndarray:
-    """Voiced-looking audio: a pitch sweep with harmonics under a syllable-rate envelope, then silence."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(int(16000 * seconds)) / 16000
-    f0 = 140 + 30 * np.sin(2 * np.pi * 0.7 * t)
-    phase = 2 * np.pi * np.cumsum(f0) / 16000
-    voice = sum(np.sin(k * phase) / k for k in range(1, 6))
-    env = (np.sin(2 * np.pi * 4 * t) > 0).astype(np.float32) * (t < seconds / 2)
-    return (0.2 * voice * env + 0.003 * rng.standard_normal(len(t))).astype(np.float32)
+@pytest.fixture(scope="session")
+def audio_bundle(bundles) -> Path:
+    return bundles["audio"]
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from edge.models.venus.bundle import open_bundle
 from edge.models.venus.settings import VenusSettings
 from kernels.logmel import log_mel
 
-from conftest import speechy
+from venus_support import speechy
 
 
 def test_kv_window_stays_under_its_high_mark_over_1000_chunks(audio_bundle):

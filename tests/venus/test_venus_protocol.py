@@ -8,7 +8,7 @@ from edge.frontend.base import BackendResult, Chunk, Frame
 from edge.models.venus.settings import VenusSettings
 from edge.models.venus_frontend import VenusFrontend
 
-from conftest import BASE, speechy
+from venus_support import BASE, speechy
 
 
 def frontend(bundle, **over) -> VenusFrontend:

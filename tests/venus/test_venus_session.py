@@ -11,7 +11,7 @@ from edge import messages as m
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
-from conftest import BASE
+from venus_support import BASE
 
 DELEGATE_AT = 1
 FORCED = {

@@ -8,7 +8,7 @@ from edge.models.venus.settings import VenusSettings
 from edge.models.venus.token2wav import windows
 from edge.models.venus_speech import VenusVoice
 
-from conftest import BASE
+from venus_support import BASE
 
 
 @pytest.fixture(scope="module")
