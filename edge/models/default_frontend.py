@@ -37,6 +37,7 @@ class Settings:
     question_endpoint_ms: int = 96  # ... or this much, when the words so far end in a question mark
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
+    max_turn_s: int = 25  # whisper reads 30 s at most
     max_reply_tokens: int = 80
     tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
     first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
@@ -94,7 +95,9 @@ class DefaultFrontend:
         utt = self.utt
         if utt is not None:
             silence_ns = last_ns - utt.last_voice_ns
-            ended = silence_ns >= self.s.endpoint_ms * 1_000_000
+            # A turn also ends when it runs too long (noise the VAD takes for speech must not hold the floor).
+            ended = silence_ns >= self.s.endpoint_ms * 1_000_000 or \
+                chunk.t_end_ns - utt.onset_ns >= self.s.max_turn_s * 1_000_000_000
             if utt.over_playback and playing:
                 self._overlap(chunk, utt, ended, out)
             elif ended:

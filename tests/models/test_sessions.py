@@ -64,7 +64,7 @@ def _overlap_decision(s, marks):
 def test_backchannel_does_not_stop_the_reply(backchannel):
     s, marks = backchannel
     onset_ns, d = _overlap_decision(s, marks)
-    assert d.info["barge_in"]["decision"] == "backchannel"
+    assert d.info["barge_in"]["decision"] in barge_in.GO_ON  # "backchannel" from the embedded rules
     assert d.index == onset_ns // CHUNK_NS  # decided at the first chunk boundary after the onset
     assert not any(x.interrupt for x in s.all(m.ChunkDecision))
     assert any(t.index > d.index for t in s.all(m.SpeakText)), "the reply did not go on"
