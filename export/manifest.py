@@ -101,7 +101,8 @@ def hash_files(root: Path, rels: list[str], previous: dict[str, dict] | None, de
 
 def checkpoint_files(ckpt: Path) -> list[str]:
     """Every regular file of a checkpoint directory (weights, config, tokenizer, assets)."""
-    return sorted(str(p.relative_to(ckpt)) for p in ckpt.rglob("*") if p.is_file() and not p.name.startswith("."))
+    rels = (p.relative_to(ckpt) for p in ckpt.rglob("*") if p.is_file())
+    return sorted(str(r) for r in rels if not any(part.startswith(".") for part in r.parts))  # no .git, .cache
 
 
 def bundle_files(bundle: Path) -> list[str]:
