@@ -17,7 +17,7 @@ from export.onnx import probes, storage, token2wav_parts
 from export.onnx.graphs import OPSET, GraphSpec, audio_spec, export_graph, flow_specs, vision_spec
 from export.onnx.precision import normalise_precisions, to_fp16, to_int8_dynamic, to_int8_static
 from export.torch_ref.token2wav_graphs import HiftVocoder
-from export.torch_ref.token2wav_assets import flow_noise
+from export.torch_ref.token2wav_assets import NOISE_FRAMES, flow_noise
 from export.torch_ref.weights import TensorGetter, has_tensor
 
 CONTRACT_KEY = "venus.contract"
@@ -26,6 +26,8 @@ ENCODERS = ("vision", "audio")  # statically quantised; the token2wav graphs are
 
 @dataclass
 class Planned:
+    """One graph to build: its spec, INT8 calibration inputs, and a module traced for FP16 if special."""
+
     spec: GraphSpec
     calibration: list[dict[str, np.ndarray]]
     fp16_module: torch.nn.Module | None = None
@@ -198,7 +200,7 @@ def build_onnx_parts(get: TensorGetter, config: dict[str, Any], out_dir: pathlib
         np.save(noise_path, flow_noise(token2wav_parts.NOISE_SEED).numpy())
         entries.append({"name": "token2wav_noise", "kind": "npy", "file": noise_path.name, "precision": "fp32",
                         "opset": None, "inputs": [], "bytes": noise_path.stat().st_size,
-                        "outputs": [{"name": "noise", "shape": [1, 80, token2wav_parts.NOISE_FRAMES],
+                        "outputs": [{"name": "noise", "shape": [1, 80, NOISE_FRAMES],
                                      "dtype": "float32"}],
                         "sources": [], "method": "seeded sampler noise shared by every token2wav precision"})
     return entries

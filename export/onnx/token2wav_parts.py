@@ -9,7 +9,7 @@ import numpy as np
 from torch import nn
 
 from export.onnx.token2wav_stream import STREAM_DEFAULTS, FlowShapes, GraphStream, NoiseSource, Runner
-from export.torch_ref.token2wav_assets import NOISE_FRAMES, load_flow, load_hift
+from export.torch_ref.token2wav_assets import load_flow, load_hift
 from export.torch_ref.token2wav_ref import t_span
 
 NOISE_FILE = "token2wav_noise.npy"
