@@ -59,7 +59,8 @@ def cmd_sweep(a) -> int:
         source=a.source, out=Path(a.out), types=parse_types(a.types), imatrix=a.imatrix,
         text=_read(a.text, "evaluation text") or EVAL_TEXT, calib=_read(a.calib, "calibration text") or CALIB_TEXT,
         journal=a.journal, max_tokens=a.max_tokens, max_chunks=a.max_chunks, n_ctx=a.ctx,
-        decode_tokens=a.decode_tokens, repeats=a.repeats, n_threads=a.threads, n_gpu_layers=a.gpu_layers, keep_models=a.keep_models,
+        decode_tokens=a.decode_tokens, repeats=a.repeats, n_threads=a.threads, n_gpu_layers=a.gpu_layers,
+        keep_models=a.keep_models,
         fresh=a.fresh, progress=not a.no_progress,
         encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
     sweep = Sweep(opts)

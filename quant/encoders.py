@@ -194,7 +194,8 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
     try:
         ref_logits = _llm_logits(session, ref)
         media = dict(media or {})
-        ref_decisions, why_not = _decisions(session, raw_stream, {**media, part: files["fp32"]}) if session else (None, "")
+        ref_decisions, why_not = (_decisions(session, raw_stream, {**media, part: files["fp32"]}) if session
+                                  else (None, ""))
         rows = []
         for p in precisions:
             row = {"part": part, "precision": p}
@@ -217,7 +218,8 @@ def sweep_part(part: str, files: dict[str, Path], precisions: list[str], referen
                 row.update(llm_kl=stats.kl_mean, llm_top1=stats.top1)
             else:
                 row["note"] = "embedding width differs from the LLM's; effect on the LLM not measured"
-            decisions, why = _decisions(session, raw_stream, {**media, part: path}) if ref_decisions else (None, why_not)
+            decisions, why = (_decisions(session, raw_stream, {**media, part: path}) if ref_decisions
+                              else (None, why_not))
             if decisions is not None:
                 row["decision_agree"], row["delegate_agree"] = decision_agreement(ref_decisions, decisions)
             elif why:
@@ -252,7 +254,8 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
 _COLS = [("part", "part", "{}"), ("precision", "precision", "{}"), ("size_mb", "size MB", "{:.2f}"),
          ("max_abs", "max err", "{:.2e}"), ("mean_abs", "mean err", "{:.2e}"), ("min_cosine", "min cos", "{:.5f}"),
          ("llm_kl", "LLM KL", "{:.2e}"), ("llm_top1", "LLM top-1", "{:.3f}"),
-         ("decision_agree", "listen/speak", "{:.3f}"), ("delegate_agree", "delegate", "{:.3f}"), ("ms_per_call", "ms/call", "{:.1f}"),
+         ("decision_agree", "listen/speak", "{:.3f}"), ("delegate_agree", "delegate", "{:.3f}"),
+         ("ms_per_call", "ms/call", "{:.1f}"),
          ("status", "status", "{}")]
 
 

@@ -148,7 +148,8 @@ def load_imatrix(path: str | Path) -> dict[str, np.ndarray]:
                 if counts is None:
                     raise ValueError(f"{path} has {name} but no {base}.counts; is it an imatrix GGUF?")
                 n_mat = counts.size
-                out[base] = (sums.reshape(n_mat, -1) / np.maximum(counts.reshape(n_mat, 1), 1)).reshape(-1).astype(np.float32)
+                mean = sums.reshape(n_mat, -1) / np.maximum(counts.reshape(n_mat, 1), 1)
+                out[base] = mean.reshape(-1).astype(np.float32)
         if not out:
             raise ValueError(f"{path} holds no importance-matrix tensors (*.in_sum2)")
         return out

@@ -169,7 +169,10 @@ class Sweep:
         try:
             if not dst.is_file():
                 bar.set_postfix_str(f"{row_key(t.name, imx)}: quantizing")
-                quantize(self.src.reference, dst, t, nthread=self.opts.n_threads, imatrix=self.imatrix() if imx else None)
+                if imx and self._imatrix is None:
+                    bar.set_postfix_str("computing the importance matrix")
+                imatrix = self.imatrix() if imx else None
+                quantize(self.src.reference, dst, t, nthread=self.opts.n_threads, imatrix=imatrix)
         except (ValueError, RuntimeError) as e:
             self.state.add({"type": t.name, "imatrix": imx, "status": "failed", "error": str(e)})
             return

@@ -22,7 +22,8 @@ def checkpoint(tmp_path_factory):
 def test_sweep_of_a_checkpoint(checkpoint, journal, tmp_path):
     out = tmp_path / "s"
     rc, stdout, stderr = run_cli("sweep", str(checkpoint), "--types", "F16,Q8_0,Q4_K_M,IQ4_XS", "--encoders",
-                                 "fp32,fp16", "--journal", str(journal), "--threads", "1", "--no-progress", "-o", str(out))
+                                 "fp32,fp16", "--journal", str(journal), "--threads", "1", "--no-progress",
+                                 "-o", str(out))
     assert rc == 0, stderr
     assert (out / "reference-F16.gguf").is_file()  # converted once by the exporter
     data = json.loads((out / "results.json").read_text())

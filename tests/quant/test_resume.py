@@ -51,7 +51,8 @@ def test_killed_sweep_resumes_to_the_same_table(tiny_gguf, journal, sweep, tmp_p
         assert a["status"] == b["status"] == "ok"
         for k in QUALITY:
             assert a[k] == b[k], (a["type"], k)
-    assert stdout.strip().splitlines()[-1].split(" decode ")[0] == sweep[1].strip().splitlines()[-1].split(" decode ")[0]
+    verdict = stdout.strip().splitlines()[-1]
+    assert verdict.split(" decode ")[0] == sweep[1].strip().splitlines()[-1].split(" decode ")[0]
 
 
 def test_resume_refuses_a_different_input(tiny_gguf, sweep, tmp_path):
