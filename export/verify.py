@@ -37,7 +37,11 @@ def check_hashes(bundle: Path, manifest: dict) -> tuple[list[dict], set[str]]:
     files: dict[str, dict] = manifest.get("files", {})
     for rel, meta in files.items():
         path = bundle / rel
-        if not path.is_file():
+        if Path(rel).is_absolute() or ".." in Path(rel).parts:
+            rows.append(row(rel, "file", "outside the bundle", "inside", False))
+            bad.add(rel)
+            print(f"{rel} is a path outside the bundle, so the manifest cannot be trusted.")
+        elif not path.is_file():
             rows.append(row(rel, "file", "missing", "present", False))
             bad.add(rel)
             print(f"{rel} is listed in the manifest but missing from the bundle.")
