@@ -172,7 +172,9 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     keep = {f for p in parts + cache for f in p["files"]}
     made_before = set((prev or {}).get("files", {})) | set((prev or {}).get("cache_files", {}))
     for rel in sorted(made_before - keep):
-        (bundle / rel).unlink(missing_ok=True)  # a part no longer asked for
+        stale = (bundle / rel).resolve()
+        if stale.is_relative_to(bundle.resolve()):  # never outside the bundle, whatever an old manifest says
+            stale.unlink(missing_ok=True)  # a part no longer asked for
     manifest.update({
         "target": {"device": opts.device, "context": opts.context, "fit": fit},
         "source": {"path": str(checkpoint.resolve()), "files": src},
