@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from export.onnx.token2wav_stream import STREAM_DEFAULTS, FlowShapes, GraphStream, NoiseSource, Runner
+from export.onnx.token2wav_stream import (STREAM_DEFAULTS, FlowShapes, GraphStream, NoiseSource, Runner,
+                                          numpy_noise)
 from export.torch_ref.token2wav_assets import load_flow, load_hift
 from export.torch_ref.token2wav_ref import t_span
 
@@ -73,8 +74,11 @@ def contract(flow: nn.Module, hift: nn.Module, n_timesteps: int) -> dict[str, An
 
 
 def graph_stream(runners: dict[str, Runner], terms: dict[str, Any], noise: np.ndarray,
-                 vocoder_noise: NoiseSource) -> GraphStream:
+                 vocoder_noise: NoiseSource | None = None, seed: int = 0) -> GraphStream:
+    """A stream over the three graphs; the vocoder noise comes from NumPy unless given."""
     params = {k: terms[k] for k in STREAM_DEFAULTS}
+    if vocoder_noise is None:
+        vocoder_noise = numpy_noise(seed, int(terms.get("harmonics", 9)))
     return GraphStream(runners["token2wav_encoder"], runners["token2wav_step"], runners["token2wav_vocoder"],
                        FlowShapes(**terms["shapes"]), noise, np.asarray(terms["t_span"], np.float32),
                        vocoder_noise, params)

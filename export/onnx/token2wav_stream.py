@@ -46,11 +46,11 @@ class FlowShapes:
     dit_cnn: int  # 2 * hidden
 
 
-def numpy_noise(seed: int) -> NoiseSource:
-    """Vocoder noise from NumPy: uniform start phases, unit normal sample noise."""
+def numpy_noise(seed: int, harmonics: int = 9) -> NoiseSource:
+    """Vocoder noise for a runtime: uniform start phases, unit normal sample noise, from NumPy."""
     rng = np.random.default_rng(seed)
 
-    def draw(call: int, mel_frames: int, harmonics: int = 9) -> tuple[np.ndarray, np.ndarray]:
+    def draw(call: int, mel_frames: int) -> tuple[np.ndarray, np.ndarray]:
         samples = mel_frames * STREAM_DEFAULTS["samples_per_mel"]
         return (rng.random((1, harmonics), dtype=np.float32),
                 rng.standard_normal((1, samples, harmonics), dtype=np.float32))

@@ -122,6 +122,27 @@ def test_int8_is_coarser_than_fp16_for_the_encoders(omni):
         assert _row(omni.rows, part, "int8")["rel_mean_err"] > _row(omni.rows, part, "fp16")["rel_mean_err"]
 
 
+def test_fp16_graphs_stream_speech_with_runtime_noise(omni):
+    """What a runtime does: the bundle's graphs, its contract and noise file, NumPy vocoder noise."""
+    from export.onnx import token2wav_parts
+    from export.onnx.probes import stream_inputs
+    from export.onnx.session import open_session, runner
+    from export.torch_ref.token2wav_ref import split_windows
+
+    entry = next(e for e in omni.entries if e["name"] == "token2wav_step" and e["precision"] == "fp16")
+    terms = entry["contract"]
+    runners = {g: runner(open_session(omni.out / f"{g}.fp16.onnx")) for g in token2wav_parts.GRAPHS}
+    inputs, codes = stream_inputs(seed=4, codes=60)
+    waves = []
+    for _ in range(2):
+        stream = token2wav_parts.graph_stream(runners, terms, np.load(omni.out / terms["noise_file"]), seed=9)
+        stream.setup(inputs.prompt_tokens, inputs.prompt_mel, inputs.spk_embedding)
+        waves.append(np.concatenate([stream.push(w, last) for w, last in split_windows(codes)]))
+    assert len(waves[0]) == len(codes) * terms["mel_per_code"] * terms["samples_per_mel"]  # 24 kHz, 25 codes/s
+    assert np.isfinite(waves[0]).all() and 0 < np.abs(waves[0]).max() < 1
+    assert np.array_equal(waves[0], waves[1])  # a fixed seed streams the same audio
+
+
 def test_verify_catches_a_changed_weight(omni, tmp_path):
     bundle = tmp_path / "bundle"
     shutil.copytree(omni.out, bundle)
