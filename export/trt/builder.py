@@ -19,7 +19,7 @@ from typing import Any
 import onnx
 
 from export.errors import ExportError
-from export.trt.profiles import blockers, describe_profile, profile_for
+from export.trt.profiles import DIMENSIONS, blockers, describe_profile, profile_for
 
 ENGINE_PRECISIONS = ("fp16", "int8")
 
@@ -69,10 +69,28 @@ def environment_reason() -> str | None:
     return None
 
 
-def _source_graph(onnx_dir: pathlib.Path, part: str, precision: str) -> pathlib.Path | None:
-    """FP16 engines start from the FP32 graph (TensorRT picks FP16 kernels itself); INT8 from the QDQ graph."""
-    wanted = "fp32" if precision == "fp16" else "int8"
-    path = onnx_dir / f"{part}.{wanted}.onnx"
+def major_version(version: str | None) -> int:
+    try:
+        return int(str(version).split(".")[0])
+    except ValueError:
+        return 0
+
+
+def source_precision(precision: str, major: int) -> str:
+    """Which ONNX graph an engine starts from.
+
+    INT8 always starts from the QDQ graph (explicit quantisation). FP16 starts from the FP32
+    graph on TensorRT 8-10, which choose FP16 kernels under the FP16 builder flag; TensorRT 11
+    removed that flag (networks are strongly typed), so there it starts from the FP16 graph,
+    whose touchy ops are already kept in FP32.
+    """
+    if precision == "int8":
+        return "int8"
+    return "fp16" if major >= 11 else "fp32"
+
+
+def _source_graph(onnx_dir: pathlib.Path, part: str, precision: str, major: int) -> pathlib.Path | None:
+    path = onnx_dir / f"{part}.{source_precision(precision, major)}.onnx"
     return path if path.is_file() else None
 
 
@@ -83,7 +101,8 @@ def build_engine(source: pathlib.Path, engine: pathlib.Path, part: str, precisio
 
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
-    major = int(trt.__version__.split(".")[0])
+    major = major_version(trt.__version__)
+    # TensorRT 8/9 need explicit batch asked for; 10 has it by default; 11 is always strongly typed.
     flags = 0 if major >= 10 else 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
     network = builder.create_network(flags)
     parser = trt.OnnxParser(network, logger)
@@ -92,9 +111,10 @@ def build_engine(source: pathlib.Path, engine: pathlib.Path, part: str, precisio
         return kept_onnx(part, precision, source.name, f"TensorRT's ONNX parser refused it: {errors}")
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(workspace_gb * (1 << 30)))
-    config.set_flag(trt.BuilderFlag.FP16)
-    if precision == "int8":
-        config.set_flag(trt.BuilderFlag.INT8)  # explicit quantisation: scales come from the QDQ nodes
+    if major < 11:  # weak typing: let TensorRT pick FP16 (and, with QDQ scales, INT8) kernels
+        config.set_flag(trt.BuilderFlag.FP16)
+        if precision == "int8":
+            config.set_flag(trt.BuilderFlag.INT8)
     model = onnx.load(str(source), load_external_data=False)
     profile_shapes = profile_for(part, model)
     profile = builder.create_optimization_profile()
@@ -126,12 +146,14 @@ def build_trt_engines(onnx_dir: pathlib.Path, out_dir: pathlib.Path, precisions:
     unknown = sorted(set(wanted) - set(ENGINE_PRECISIONS))
     if unknown:
         raise ExportError(f"Unknown TensorRT precision {', '.join(unknown)}: use fp16 or int8.")
-    names = parts or sorted({p.name.split(".")[0] for p in onnx_dir.glob("*.onnx")})
+    # Graphs copied from the checkpoint (speaker embedding, tokenizer) have no runtime profile here.
+    names = parts or sorted({p.name.split(".")[0] for p in onnx_dir.glob("*.onnx")} & set(DIMENSIONS))
     reason = environment_reason()
+    major = major_version(tensorrt_version())
     records: list[dict[str, Any]] = []
     jobs = [(part, precision) for part in names for precision in wanted]
     for part, precision in tqdm(jobs, desc="tensorrt", unit="engine", disable=not progress):
-        source = _source_graph(onnx_dir, part, precision)
+        source = _source_graph(onnx_dir, part, precision, major)
         if source is None:
             records.append(kept_onnx(part, precision, f"{part}.*.onnx",
                                      f"the bundle has no {part} graph to build a {precision} engine from"))

@@ -12,6 +12,7 @@ from export.onnx import build_onnx_parts
 from export.onnx.precision import to_int8_dynamic
 from export.onnx.session import open_session
 from export.trt import DIMENSIONS, blockers, build_trt_engines, environment_reason, gpu_info, profile_for
+from export.trt.builder import source_precision
 from export.torch_ref.tiny_parts import tiny_media_config, tiny_media_tensors
 
 NO_TRT = environment_reason()
@@ -28,11 +29,11 @@ def one_torch_thread():
 
 @pytest.fixture(scope="module")
 def omni_graphs(tmp_path_factory):
-    """Vision and audio graphs (FP32 and INT8 QDQ) of a tiny Omni checkpoint."""
+    """Vision and audio graphs (FP32, FP16 and INT8 QDQ) of a tiny Omni checkpoint."""
     config = {**tiny_media_config("omni"), "hidden_size": 128}
     tensors = tiny_media_tensors("omni", config, seed=6)
     out = tmp_path_factory.mktemp("onnx")
-    build_onnx_parts(tensors.__getitem__, config, out, ["fp32", "int8"], progress=False)
+    build_onnx_parts(tensors.__getitem__, config, out, ["fp32", "fp16", "int8"], progress=False)
     return out
 
 
@@ -55,6 +56,11 @@ def test_blockers_name_what_tensorrt_cannot_take(omni_graphs, tmp_path):
     to_int8_dynamic(omni_graphs / "audio.fp32.onnx", dynamic)
     assert blockers(dynamic) == ["it uses DynamicQuantizeLinear, MatMulInteger (dynamic INT8), "
                                  "which TensorRT does not implement"]
+
+
+def test_engines_start_from_the_graph_their_tensorrt_can_take():
+    assert [source_precision(p, 10) for p in ("fp16", "int8")] == ["fp32", "int8"]  # builder flags pick FP16
+    assert [source_precision(p, 11) for p in ("fp16", "int8")] == ["fp16", "int8"]  # strongly typed only
 
 
 @pytest.mark.skipif(NO_TRT is None, reason="TensorRT and a GPU are present: engines are built instead")
