@@ -12,6 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -127,12 +128,12 @@ def replay(session: LlamaSession, stream: ChunkStream) -> list[ChunkDecision]:
     return decisions
 
 
-def stream_tokens(session: LlamaSession, stream: ChunkStream) -> int:
+def stream_positions(tokenize: Callable[[str, bool], list[int]], stream: ChunkStream) -> int:
     """How many context positions a replay of the stream takes."""
     n = 0
     for c in stream.chunks:
         for seg in c.inputs:
-            n += len(session.tokenize(seg, special=True)) if isinstance(seg, str) else len(seg)
-        n += len(session.tokenize(c.output, special=True)) if c.output else 0
-        n += len(session.tokenize(c.close, special=True)) if c.close else 0
+            n += len(tokenize(seg, True)) if isinstance(seg, str) else len(seg)
+        n += len(tokenize(c.output, True)) if c.output else 0
+        n += len(tokenize(c.close, True)) if c.close else 0
     return n

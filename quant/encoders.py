@@ -247,7 +247,7 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
     for part, files in sorted(parts.items()):
         rows += sweep_part(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
                            threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None,
-                           media=media, n_ctx=sweep.opts.n_ctx)
+                           media=media, n_ctx=sweep.n_ctx)
     return rows
 
 

@@ -24,6 +24,42 @@ def quiet_llama() -> None:
         ll.llama_backend_init()
 
 
+def _tokenize(vocab, text: str, special: bool) -> list[int]:
+    data = text.encode("utf-8")
+    cap = len(data) + 8
+    buf = (ll.llama_token * cap)()
+    n = ll.llama_tokenize(vocab, data, len(data), buf, cap, False, special)
+    if n < 0:
+        cap = -n
+        buf = (ll.llama_token * cap)()
+        n = ll.llama_tokenize(vocab, data, len(data), buf, cap, False, special)
+    return list(buf[:n])
+
+
+class Vocab:
+    """A model's vocabulary alone (no weights loaded): counts tokens before a context is sized."""
+
+    def __init__(self, path: str | Path) -> None:
+        quiet_llama()
+        params = ll.llama_model_default_params()
+        params.vocab_only = True
+        self.model = ll.llama_model_load_from_file(str(path).encode(), params)
+        if not self.model:
+            raise ValueError(f"llama.cpp could not read the vocabulary of {path}")
+        self.vocab = ll.llama_model_get_vocab(self.model)
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        return _tokenize(self.vocab, text, special)
+
+    def __enter__(self) -> "Vocab":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.model:
+            ll.llama_model_free(self.model)
+            self.model = None
+
+
 class LlamaSession:
     """One model and one context (a single sequence) on llama.cpp."""
 
@@ -65,15 +101,7 @@ class LlamaSession:
 
     # -- vocabulary -------------------------------------------------------
     def tokenize(self, text: str, special: bool = False) -> list[int]:
-        data = text.encode("utf-8")
-        cap = len(data) + 8
-        buf = (ll.llama_token * cap)()
-        n = ll.llama_tokenize(self.vocab, data, len(data), buf, cap, False, special)
-        if n < 0:
-            cap = -n
-            buf = (ll.llama_token * cap)()
-            n = ll.llama_tokenize(self.vocab, data, len(data), buf, cap, False, special)
-        return list(buf[:n])
+        return _tokenize(self.vocab, text, special)
 
     def token_id(self, piece: str) -> int | None:
         """The id of a special token such as '<|listen|>', or None if it is not one vocabulary entry."""

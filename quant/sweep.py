@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from quant.chunks import ChunkStream, stream_from_text
+from quant.chunks import ChunkStream, stream_from_text, stream_positions
+from quant.engine import Vocab
 from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
 from quant.quantize import quantize
 from quant.source import Source, checkpoint_encoders, resolve
@@ -96,9 +97,17 @@ class Sweep:
         self.ref_dir.mkdir(exist_ok=True)
         self.models = self.out / "models"
         self.models.mkdir(exist_ok=True)
+        self.n_ctx = self._context_size()
         self.stream_path = self.out / "stream.json"
         self.stream.save(self.stream_path)
         self._imatrix = None
+
+    def _context_size(self) -> int:
+        """--ctx, or more when the evaluation text or the replayed stream needs it (multiples of 256)."""
+        with Vocab(self.src.reference) as v:
+            need = max(stream_positions(v.tokenize, self.stream),
+                       min(len(v.tokenize(self.opts.text)), self.opts.max_tokens) + self.opts.decode_tokens + 1)
+        return max(self.opts.n_ctx, -(-need // 256) * 256)
 
     # -- the pieces --------------------------------------------------------
     def imatrix(self):
@@ -119,7 +128,7 @@ class Sweep:
         key = row_key(t.name, imx)
         job = Job(model=str(model), type=t.name, imatrix=imx, role=role, ref_dir=str(self.ref_dir),
                   text=self.opts.text, out=str(self.out / f".row-{key}.json"), stream=str(self.stream_path),
-                  max_tokens=self.opts.max_tokens, n_ctx=self.opts.n_ctx, n_threads=self.opts.n_threads,
+                  max_tokens=self.opts.max_tokens, n_ctx=self.n_ctx, n_threads=self.opts.n_threads,
                   n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,
                   repeats=self.opts.repeats)
         job_path = self.out / f".job-{key}.json"

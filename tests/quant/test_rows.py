@@ -10,7 +10,7 @@ def test_rows_for_special_types(tiny_gguf, tmp_path):
     out = tmp_path / "s"
     rc, stdout, stderr = run_cli("sweep", str(tiny_gguf), "--types", "F32,F16,Q8_0,Q6_K,IQ2_XXS", "--imatrix", "both",
                                  "--threads", "1", "--no-progress", "--repeats", "1", "--decode-tokens", "8",
-                                 "-o", str(out))
+                                 "--ctx", "256", "-o", str(out))  # 256 eval tokens + 8 decoded: the context grows
     assert rc == 0, stderr
     with open(out / "sweep.csv") as f:
         rows = {r["type"] + ("+imatrix" if r["imatrix"] == "True" else ""): r for r in csv.DictReader(f)}
