@@ -266,7 +266,9 @@ def _cells(r: dict) -> list[str]:
 def encoder_markdown(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(h for _, h, _ in _COLS) + " |", "|" + "|".join("---" for _ in _COLS) + "|"]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
-    lines += [f"- {r['part']} {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
+    failed = [f"- {r['part']} {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
+    notes = [f"- {r['part']} {r['precision']}: {r['note']}" for r in rows if r.get("note")]
+    lines += [""] + failed + notes if failed or notes else []
     return "\n".join(lines)
 
 
