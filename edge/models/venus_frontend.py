@@ -46,6 +46,11 @@ class VenusFrontend:
                                   device=settings.device, verify_hashes=settings.verify_hashes)
         b = self.bundle
         self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.n_gpu_layers, settings.flash_attn)
+        if self.llm.n_ctx < settings.n_ctx:  # the model was trained on less: keep the marks in proportion
+            scale = self.llm.n_ctx / settings.n_ctx
+            settings.kv_high, settings.kv_low = int(settings.kv_high * scale), int(settings.kv_low * scale)
+            log.info("venus: context %d (the model's trained length); KV marks %d/%d", self.llm.n_ctx,
+                     settings.kv_high, settings.kv_low)
         audio = graph(b, "audio", settings)
         shapes = getattr(audio, "input_shapes", None) or {}
         ac = b.config.get("audio_config") or {}

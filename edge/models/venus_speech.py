@@ -36,9 +36,15 @@ class VenusVoice:
         if b.tts is None or b.tts_extras is None:
             raise BundleError("the bundle has no TTS part, so it cannot speak; rebuild it with venus-export build.")
         missing = [g for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder") if g not in b.graphs]
-        if missing or b.voice is None:
-            what = ", ".join(missing) or "the token2wav voice file"
-            raise BundleError(f"the bundle lacks {what}, so it cannot make audio; rebuild it with the export extra.")
+        if missing:
+            raise BundleError(f"the bundle lacks {', '.join(missing)}, so it cannot make audio; rebuild it with the "
+                              "export extra installed.")
+        if b.voice is None and b.noise is None:
+            raise BundleError("the bundle has neither a token2wav voice file nor its sampler noise, so it cannot "
+                              "make audio; rebuild it with this venus-export.")
+        if b.voice is None:
+            log.warning("venus voice: the bundle has no voice prompt (token2wav-voice part), so it speaks with a "
+                        "neutral built-in prompt that will not sound like the reference voice.")
         tc = b.config.get("tts_config") or {}
         self.tts = TTS(b.tts, b.tts_extras, 2048, settings.threads, settings.n_gpu_layers,
                        bool(tc.get("normalize_projected_hidden", True)))

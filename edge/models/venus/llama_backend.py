@@ -35,6 +35,9 @@ class LlamaModel:
         self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
         if not self.model:
             raise LlamaError(f"llama.cpp could not load {path.name}; the file is not a GGUF this llama.cpp reads.")
+        self.n_ctx_train = int(ll.llama_model_n_ctx_train(self.model))
+        if 0 < self.n_ctx_train < n_ctx:  # past the trained context the model degrades; never ask for more
+            n_ctx = self.n_ctx_train
         cp = ll.llama_context_default_params()
         cp.n_ctx = n_ctx
         cp.n_batch = cp.n_ubatch = min(n_batch, n_ctx)
@@ -56,6 +59,9 @@ class LlamaModel:
         self.mem = ll.llama_get_memory(self.ctx)
         self.n_past = 0
         self._pieces: dict[int, bytes] = {}
+        self._views: dict[int, np.ndarray] = {}
+        self._logits_t = ctypes.c_float * self.n_vocab
+        self._hidden_t = ctypes.c_float * self.n_embd
         self._embeddings_on = True
         self._one = ll.llama_batch_init(1, 0, 1)  # the decode loop's single-token batch, reused
         self._one.n_tokens, self._one.n_seq_id[0], self._one.seq_id[0][0], self._one.logits[0] = 1, 1, 0, 1
@@ -87,15 +93,24 @@ class LlamaModel:
     def logits(self, i: int = -1, copy: bool = True) -> np.ndarray:
         """Output row i's logits; `copy=False` gives a view of llama.cpp's buffer (valid until the next decode,
         and writable: the sampler writes its adjustments there)."""
-        ptr = self.ll.llama_get_logits_ith(self.ctx, i)
-        view = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        view = self._view(self.ll.llama_get_logits_ith(self.ctx, i), self._logits_t)
         return view.copy() if copy else view
 
     def hidden(self, i: int = -1) -> np.ndarray:
         ptr = self.ll.llama_get_embeddings_ith(self.ctx, i)
         if not ptr:
             raise LlamaError("llama.cpp returned no hidden state (embeddings were off for this decode)")
-        return np.ctypeslib.as_array(ptr, shape=(self.n_embd,)).copy()
+        return self._view(ptr, self._hidden_t).copy()
+
+    def _view(self, ptr, row_type) -> np.ndarray:
+        """A NumPy view of a llama.cpp output row; views are cached by address (the buffers rarely move)."""
+        addr = ctypes.cast(ptr, ctypes.c_void_p).value
+        view = self._views.get(addr)
+        if view is None or len(view) != row_type._length_:
+            if len(self._views) > 64:
+                self._views.clear()
+            view = self._views[addr] = np.frombuffer(row_type.from_address(addr), np.float32)
+        return view
 
     def step(self, token: int, hidden: bool = False, copy: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Decode one token: the next-token logits and, when asked, this token's hidden state.

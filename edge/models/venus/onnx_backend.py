@@ -32,6 +32,9 @@ class OnnxGraph:
         options.log_severity_level = 3
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
+        # No busy-waiting after a run: llama.cpp decodes right after the encoders on the same cores.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         if ".fp16." in path.name:  # the CPU NCHWc layout pass mishandles FP16 convolutions
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         providers: list = choose_providers(device, ort.get_available_providers())

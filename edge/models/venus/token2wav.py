@@ -29,6 +29,13 @@ def cosine_span(n_steps: int) -> np.ndarray:
     return (1 - np.cos(span * np.float32(0.5 * np.pi))).astype(np.float32)
 
 
+def neutral_voice(spk_dim: int, codes: int = 20) -> dict[str, np.ndarray]:
+    """A neutral prompt (silence codes, a quiet flat mel, a zero speaker vector) for bundles without a voice."""
+    return {"prompt_tokens": np.full(codes, STREAM_DEFAULTS["silence_code"], np.int64),
+            "prompt_mel": np.full((STREAM_DEFAULTS["mel_per_code"] * codes, 80), -6.0, np.float32),
+            "spk_embedding": np.zeros(spk_dim, np.float32)}
+
+
 def shapes_from(encoder_inputs: dict[str, list], step_inputs: dict[str, list]) -> FlowShapes:
     def fixed(shape: list, dims: tuple[int, ...], what: str) -> list[int]:
         vals = [shape[d] if d < len(shape) else None for d in dims]
@@ -56,15 +63,18 @@ def windows(codes: np.ndarray) -> list[tuple[np.ndarray, bool]]:
 class Token2Wav:
     sample_rate = STREAM_DEFAULTS["sample_rate"]
 
-    def __init__(self, encoder, step, vocoder, voice: Path, noise: Path | None = None, contract: dict | None = None,
-                 flow_steps: int | None = None, seed: int = 0) -> None:
-        with np.load(voice) as z:
-            v = {k: z[k] for k in z.files}
+    def __init__(self, encoder, step, vocoder, voice: Path | None, noise: Path | None = None,
+                 contract: dict | None = None, flow_steps: int | None = None, seed: int = 0) -> None:
+        if voice is not None:
+            with np.load(voice) as z:
+                v = {k: z[k] for k in z.files}
+        else:
+            v = neutral_voice(int(encoder.input_shapes["spk_embedding"][1]))
         if noise is not None:
             v["noise"] = np.load(noise)
         missing = [k for k in ("prompt_tokens", "prompt_mel", "spk_embedding", "noise") if k not in v]
         if missing:
-            raise ValueError(f"the voice file {voice.name} lacks {', '.join(missing)}; rebuild the bundle")
+            raise ValueError(f"the voice file {getattr(voice, 'name', '')} lacks {', '.join(missing)}; rebuild the bundle")
         contract = contract or {}
         if flow_steps is not None:
             steps = cosine_span(flow_steps)
