@@ -57,3 +57,15 @@ def test_streaming_windows_follow_the_contract():
 def test_text_without_hidden_states_still_speaks(voice):
     pieces = list(voice.synthesize("hello there"))
     assert pieces and sum(len(p) for p in pieces) > 0
+
+
+def test_a_bundle_without_a_voice_prompt_speaks_with_a_neutral_one(omni_bundle):
+    from edge.models.venus.bundle import open_bundle
+    from edge.models.venus.onnx_backend import OnnxGraph
+    from edge.models.venus.token2wav import Token2Wav
+
+    b = open_bundle(omni_bundle, verify_hashes=False)
+    graphs = [OnnxGraph(b.graphs[g], "cpu", 1) for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]
+    t2w = Token2Wav(*graphs, None, b.noise, b.token2wav)
+    audio = np.concatenate(list(t2w.stream_codes(np.arange(100, 160))))
+    assert len(audio) == 60 * 960 and np.isfinite(audio).all() and np.abs(audio).max() > 0
