@@ -52,8 +52,7 @@ def input_wav(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def input_video(tmp_path_factory) -> Path:
-    import cv2
-
+    cv2 = pytest.importorskip("cv2", reason="opencv-python-headless (the audio extra) writes the test video")
     path = tmp_path_factory.mktemp("venus-video") / "in.avi"
     out = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5.0, (112, 84))
     for i in range(50):
