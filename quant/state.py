@@ -5,6 +5,7 @@ the next one starts, so a killed sweep resumes from the next missing row.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -22,6 +23,12 @@ class SweepState:
     def __init__(self, out: Path, identity: dict, fresh: bool = False) -> None:
         self.out = out
         out.mkdir(parents=True, exist_ok=True)
+        # one writer per directory; the lock goes away with the process, so a killed sweep never blocks a resume
+        self._lock = open(out / ".lock", "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise SweepError(f"another venus-quant sweep is writing to {out}; wait for it or choose another -o") from None
         self.rows_path = out / "rows.jsonl"
         self.id_path = out / "sweep.json"
         if fresh:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import SWEEP_TYPES, run_cli
 
 QUALITY = ("size_mb", "kl_mean", "kl_p99", "top1", "ppl", "decision_agree", "delegate_agree", "n_chunks")
@@ -62,3 +64,13 @@ def test_resume_refuses_a_different_input(tiny_gguf, sweep, tmp_path):
                             "--no-progress", "-o", str(sweep[0]))
     assert rc == 2
     assert "different" in stderr and "--fresh" in stderr and "Traceback" not in stderr
+
+
+def test_two_sweeps_cannot_share_a_directory(tmp_path):
+    from quant.state import SweepError, SweepState
+
+    first = SweepState(tmp_path / "s", {"source": "a"})
+    with pytest.raises(SweepError, match="another venus-quant sweep is writing"):
+        SweepState(tmp_path / "s", {"source": "a"})
+    del first  # the lock goes with its holder
+    SweepState(tmp_path / "s", {"source": "a"})
