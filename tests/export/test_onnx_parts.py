@@ -113,8 +113,9 @@ def test_reduced_precisions_stay_within_their_tolerance(omni, precision):
         row = _row(omni.rows, part, precision)
         assert row["metric"] == metric and row["tolerance"] == limit
         assert row["passed"], row
-        # Reduced precision is measurably coarser than FP32, never better.
-        assert row["mean_abs_err"] > _row(omni.rows, part, "fp32")["mean_abs_err"], row
+        # Reduced precision is measurably coarser than FP32, never better (streams: compare waveforms).
+        coarse = row.get("wave_mean_abs_err", row["mean_abs_err"])
+        assert coarse > _row(omni.rows, part, "fp32")["mean_abs_err"], row
 
 
 def test_int8_is_coarser_than_fp16_for_the_encoders(omni):
