@@ -26,7 +26,7 @@ NS = 1_000_000_000
 
 class BargeInJudge:
     def __init__(self, frontend: object, config: dict) -> None:
-        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 10.0)))
+        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)))
         self.frontend = frontend
         self.hooked = hasattr(frontend, "overlap_policy")
         if self.hooked:

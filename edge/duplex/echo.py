@@ -1,9 +1,11 @@
 """Echo cancellation for the capture node: WebRTC's AEC3 (pywebrtc-audio), fed an aligned reference.
 
-The reference is shifted by the bulk delay that GCC-PHAT measures (less a
-safety margin, so the canceller's own filter still sees the echo's onset);
-AEC3 then removes the echo and suppresses what is left. Blocks must be
-whole 10 ms frames of 16 kHz mono float32.
+AEC3 finds delays up to about half a second by itself (measured: 60 dB at
+400 ms, nothing at 600 ms), and any jump in the alignment makes it start
+over. So GCC-PHAT measures the bulk delay, and the reference is shifted
+only by what lies beyond AEC3's own reach (`OWN_REACH`), and only during a
+pause in playback, with the canceller reset. Blocks must be whole 10 ms
+frames of 16 kHz mono float32.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from edge.duplex.delay import DelayTracker
 
 RATE = 16000
 FRAME = 160  # AEC3 works on 10 ms frames
-MARGIN = 320  # keep 20 ms of the echo's onset inside the canceller's window
+OWN_REACH = int(0.3 * RATE)  # delay left for AEC3's own estimator (it handles up to ~0.5 s)
+QUIET_TO_REALIGN = int(0.3 * RATE)  # silence in the reference needed before the alignment may change
 
 
 class EchoCancellerMissing(RuntimeError):
@@ -21,7 +24,7 @@ class EchoCancellerMissing(RuntimeError):
 
 
 class AlignedEchoCanceller:
-    def __init__(self, max_delay_ms: float = 400.0) -> None:
+    def __init__(self, max_delay_ms: float = 1000.0) -> None:
         try:
             from pywebrtc_audio import EchoCanceller
         except ImportError:
@@ -31,6 +34,8 @@ class AlignedEchoCanceller:
         self._ec = EchoCanceller(sample_rate=RATE, num_channels=1, stream_delay_ms=0)
         self.tracker = DelayTracker(max_delay_ms=max_delay_ms)
         self.shift = 0  # samples the reference is delayed by before the canceller sees it
+        self.pending_shift: int | None = None  # a new alignment, applied at the next pause in playback
+        self.quiet_run = 0  # reference samples in a row that were silent
         self._hist = np.zeros(self.tracker.max_delay + FRAME, np.float32)
         self.energy_in = 0.0  # microphone energy while the reference played
         self.energy_out = 0.0  # what was left of it
@@ -42,9 +47,15 @@ class AlignedEchoCanceller:
                              f"microphone and {len(ref)} reference samples")
         est = self.tracker.feed(ref, mic)
         if est is not None:
-            want = max(0, est.samples - MARGIN)
+            want = max(0, est.samples - OWN_REACH)
             if abs(want - self.shift) > FRAME:  # small jitter is the canceller's to absorb
-                self.shift = want
+                self.pending_shift = want
+        # Re-align only while nothing plays: a jump in the reference mid-echo makes the canceller start over.
+        quiet = float(np.max(np.abs(ref))) < 1e-4 if len(ref) else True
+        self.quiet_run = self.quiet_run + len(ref) if quiet else 0
+        if self.pending_shift is not None and self.quiet_run >= QUIET_TO_REALIGN:
+            self.shift, self.pending_shift = self.pending_shift, None
+            self._ec.reset()  # its filter was fitted to the old alignment: start clean, as at the first reply
         self._hist = np.concatenate([self._hist, ref])[-(self.tracker.max_delay + len(ref)):]
         end = len(self._hist) - self.shift
         far = self._hist[end - len(ref):end]

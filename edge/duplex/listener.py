@@ -34,8 +34,8 @@ class Activity:
 
 class DuplexListener:
     def __init__(self, *, cancel: bool, room: RoomSettings | None = None, detect: bool = True,
-                 threads: int = 1, keep_s: float = 10.0) -> None:
-        self.refs = ReferenceTimeline(keep_s)
+                 threads: int = 1, keep_s: float = 10.0, virtual: bool = False) -> None:
+        self.refs = ReferenceTimeline(keep_s, rewrite=not virtual)
         self.room = RoomEcho(room) if room is not None else None
         self.aec = AlignedEchoCanceller() if cancel else None
         self.detector = None

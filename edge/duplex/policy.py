@@ -110,7 +110,9 @@ class Decision:
 
 
 class BargeInPolicy:
-    def __init__(self, background_margin_db: float = 10.0, background_floor_db: float = -45.0,
+    # The user's own level is measured while the assistant is silent; over playback the echo canceller
+    # attenuates near speech by up to ~8 dB (measured), so the margin to call speech background is wider.
+    def __init__(self, background_margin_db: float = 12.0, background_floor_db: float = -45.0,
                  min_user_voiced_ms: float = 300.0) -> None:
         self.background_margin_db = background_margin_db
         self.background_floor_db = background_floor_db  # used until the user's own level is known

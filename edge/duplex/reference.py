@@ -3,9 +3,7 @@
 The speech node publishes the exact samples it hands to the output device
 (at the device's rate, stamped with the session time they sound). Capture
 keeps them here at 16 kHz, so the echo canceller (and the simulated room)
-can ask for "what played at time t". Contiguous blocks go through one
-streaming resampler, so block edges leave no artefacts; samples the
-resampler still holds back read as silence until they arrive.
+can ask for "what played at time t".
 """
 from __future__ import annotations
 
@@ -19,43 +17,49 @@ def ns_to_index(t_ns: int, rate: int = RATE) -> int:
     return int(round(t_ns * rate / 1e9))
 
 
+CONTEXT_S = 0.06  # source audio kept from the last block, to resample the next one without a seam
+
+
 class ReferenceTimeline:
-    def __init__(self, keep_s: float = 10.0) -> None:
+    def __init__(self, keep_s: float = 10.0, rewrite: bool = True) -> None:
         self.keep = int(keep_s * RATE)
+        # Rewrite a block's last samples once the next block gives them context (live: the microphone hears
+        # them later). On the virtual clock they are read at once, by the canceller and the simulated room
+        # alike, so first values stay: both must see the same samples.
+        self.rewrite = rewrite
         self._base = 0  # sample index of _buf[0]
         self._buf = np.zeros(0, np.float32)
-        self._stream: soxr.ResampleStream | None = None
-        self._stream_rate = 0
-        self._stream_next_ns = -1  # session time the next contiguous block would start at
-        self._stream_out = 0  # next output sample index of the running stream
+        self._ctx = np.zeros(0, np.float32)  # the newest source samples of a contiguous run
+        self._ctx_rate = 0
+        self._ctx_start_ns = 0
+        self._ctx_end_ns = -1
         self.covered_ns = 0  # the reference is known (played or silent) up to here
         self.blocks = 0
 
     def add(self, t_ns: int, samples: np.ndarray, rate: int) -> None:
-        """One block handed to the device at `rate`, starting at session time `t_ns`."""
+        """One block handed to the device at `rate`, starting at session time `t_ns`.
+
+        Each block is resampled together with the end of the one before it (when they join), and the
+        earlier block's last samples are rewritten from that: a resampler's filter needs samples on
+        both sides, and a streaming one would hold the newest back, which the echo canceller needs now.
+        """
         samples = np.asarray(samples, np.float32)
-        end_ns = t_ns + int(round(len(samples) * 1e9 / rate))
+        end_ns = t_ns + int(round(len(samples) * 1e9 / rate)) if rate else t_ns
         self.blocks += 1
         if rate == RATE:
             self._put(ns_to_index(t_ns), samples)
-        else:
-            contiguous = self._stream is not None and rate == self._stream_rate and abs(t_ns - self._stream_next_ns) < 1e6
-            if not contiguous:
-                self._flush_stream()
-                self._stream = soxr.ResampleStream(rate, RATE, 1, dtype="float32", quality="HQ")
-                self._stream_rate, self._stream_out = rate, ns_to_index(t_ns)
-            assert self._stream is not None
-            out = self._stream.resample_chunk(samples)
-            self._put(self._stream_out, out)
-            self._stream_out += len(out)
-            self._stream_next_ns = end_ns
+        elif len(samples):
+            joined = len(self._ctx) and rate == self._ctx_rate and abs(t_ns - self._ctx_end_ns) < 1e6
+            x = np.concatenate([self._ctx, samples]) if joined else samples
+            x_ns = self._ctx_start_ns if joined else t_ns
+            y = soxr.resample(x, rate, RATE, quality="HQ").astype(np.float32, copy=False)
+            ctx_out = int(round(len(self._ctx) * RATE / rate)) if joined else 0
+            skip = ctx_out // 2 if self.rewrite else ctx_out  # keep what already had context on both sides
+            self._put(ns_to_index(x_ns) + skip, y[skip:])
+            keep = min(len(x), int(CONTEXT_S * rate))
+            self._ctx, self._ctx_rate, self._ctx_end_ns = x[len(x) - keep:].copy(), rate, end_ns
+            self._ctx_start_ns = end_ns - int(round(keep * 1e9 / rate))
         self.covered_ns = max(self.covered_ns, end_ns)
-
-    def _flush_stream(self) -> None:
-        if self._stream is not None:
-            tail = self._stream.resample_chunk(np.zeros(0, np.float32), last=True)
-            self._put(self._stream_out, tail)
-            self._stream = None
 
     def _put(self, start: int, x: np.ndarray) -> None:
         if not len(x):
@@ -87,3 +91,6 @@ class ReferenceTimeline:
         """Playback was ducked from `t_ns`: what is already here was played at `gain` from then on."""
         off = max(0, ns_to_index(t_ns) - self._base)
         self._buf[off:] *= gain
+        if self._ctx_rate and len(self._ctx):  # and the source kept for the next block's resampling
+            i = max(0, int(round((t_ns - self._ctx_start_ns) * self._ctx_rate / 1e9)))
+            self._ctx[i:] *= gain

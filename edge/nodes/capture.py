@@ -71,7 +71,8 @@ class CaptureNode(Node):
             # Built after the handshake: loading the VAD must not hold up a restarted capture node.
             try:
                 self.listener = DuplexListener(cancel=d.cancel, room=d.room, detect=d.detect,
-                                               threads=int(self.config.get("threads", 1) or 1))
+                                               threads=int(self.config.get("threads", 1) or 1),
+                                               virtual=isinstance(self.io.clock, VirtualClock))
             except (RuntimeError, ImportError, OSError) as exc:  # a missing package: go on without it
                 log.warning("capture: no echo cancellation or barge-in ducking: %s", exc)
 

@@ -33,7 +33,7 @@ def power_db(x: np.ndarray) -> float:
     return float(10 * np.log10(np.mean(np.asarray(x, np.float64) ** 2) + 1e-20))
 
 
-@pytest.mark.parametrize("delay_ms", [40, 180])
+@pytest.mark.parametrize("delay_ms", [40, 180, 700])
 def test_synthetic_echo_path_is_cancelled_by_20_db_after_convergence(far_speech, delay_ms):
     mic = echo_path(far_speech, delay_ms) + 1e-4 * np.random.default_rng(0).standard_normal(len(far_speech))
     out, aec = run_canceller(mic.astype(np.float32), far_speech)
