@@ -43,6 +43,9 @@ def session_parser() -> argparse.ArgumentParser:
                                                                   "machines with 2 cores or fewer, else 4)")
     run = p.add_argument_group("running")
     run.add_argument("--chunk-ms", type=int, default=1000, help="chunk length in ms (default 1000)")
+    run.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
+                     help="cancel the assistant's own voice in the microphone (auto: on for a live microphone; "
+                          "off where the device already cancels echo)")
     run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
                                                          "virtual clock (default: paced in real time)")
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
