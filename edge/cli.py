@@ -93,7 +93,8 @@ def run(argv: list[str]) -> int:
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
-                        threads=args.threads or _default_threads(), extra={"harness": harness} if harness else {})
+                        threads=args.threads or _default_threads(), extra={"harness": harness} if harness else {},
+                        echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle"):
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
               "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
