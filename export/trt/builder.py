@@ -4,7 +4,8 @@ Engines are tied to the GPU model and TensorRT version that built them, so each
 record names both, with the compute capability and the profiles. Where an
 engine cannot be built, the record says "kept ONNX because ..." and the
 runtime uses onnxruntime (whose TensorRT provider can still build and cache
-engines on the device).
+engines on the device). The vocoder's float64 phase path is demoted to float32
+for TensorRT (rewrite.py); dynamic-INT8 graphs have no TensorRT form and stay ONNX.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 import onnx
 
 from export.errors import ExportError
-from export.trt.profiles import DIMENSIONS, blockers, describe_profile, profile_for
+from export.trt.profiles import DIMENSIONS, describe_profile, profile_for, unsupported_ops, uses_float64
+from export.trt.rewrite import demote_float64
 
 ENGINE_PRECISIONS = ("fp16", "int8")
 
@@ -161,15 +163,34 @@ def build_trt_engines(onnx_dir: pathlib.Path, out_dir: pathlib.Path, precisions:
         if reason is not None:
             records.append(kept_onnx(part, precision, source.name, reason))
             continue
-        blocked = blockers(source)
-        if blocked:
-            records.append(kept_onnx(part, precision, source.name, "; ".join(blocked)))
+        ops = unsupported_ops(source)
+        if ops:
+            records.append(kept_onnx(part, precision, source.name,
+                                     f"it uses {', '.join(ops)} (dynamic INT8), which TensorRT does not implement"))
             continue
         out_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            records.append(build_engine(source, out_dir / f"{part}.{precision}.engine", part, precision,
-                                        workspace_gb))
-        except Exception as exc:  # TensorRT raises plain RuntimeErrors with long texts
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            records.append(kept_onnx(part, precision, source.name, f"the engine build failed: {first}"))
+        records.append(_build_one(source, out_dir, part, precision, workspace_gb))
     return records
+
+
+def _build_one(source: pathlib.Path, out_dir: pathlib.Path, part: str, precision: str,
+               workspace_gb: float) -> dict[str, Any]:
+    """One engine; a float64 graph (the vocoder) is built from a float32-demoted copy."""
+    work = out_dir / ".trt-work"
+    graph, note = source, None
+    if uses_float64(source):
+        work.mkdir(exist_ok=True)
+        graph = work / source.name
+        demote_float64(source, graph)
+        note = "float64 phase path demoted to float32 (TensorRT has no float64)"
+    try:
+        record = build_engine(graph, out_dir / f"{part}.{precision}.engine", part, precision, workspace_gb)
+    except Exception as exc:  # TensorRT raises plain RuntimeErrors with long texts
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        record = kept_onnx(part, precision, source.name, f"the engine build failed: {first}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    record["source"] = source.name
+    if note and record["kind"] == "tensorrt":
+        record["rewrite"] = note
+    return record

@@ -50,16 +50,24 @@ def profile_for(part: str, model: onnx.ModelProto) -> dict[str, dict[str, list[i
     return out
 
 
-def blockers(path: pathlib.Path) -> list[str]:
-    """Why TensorRT cannot take this graph (empty when it can): unsupported ops or float64 tensors."""
+def unsupported_ops(path: pathlib.Path) -> list[str]:
     model = onnx.load(str(path), load_external_data=False)
+    return sorted({n.op_type for n in model.graph.node} & UNSUPPORTED_OPS)
+
+
+def uses_float64(path: pathlib.Path) -> bool:
+    model = onnx.load(str(path), load_external_data=False)
+    return any(n.op_type == "Cast" and any(a.name == "to" and a.i == onnx.TensorProto.DOUBLE for a in n.attribute)
+               for n in model.graph.node)
+
+
+def blockers(path: pathlib.Path) -> list[str]:
+    """Why TensorRT cannot take this graph as it is (empty when it can)."""
     reasons = []
-    ops = sorted({n.op_type for n in model.graph.node} & UNSUPPORTED_OPS)
+    ops = unsupported_ops(path)
     if ops:
         reasons.append(f"it uses {', '.join(ops)} (dynamic INT8), which TensorRT does not implement")
-    doubles = [n for n in model.graph.node if n.op_type == "Cast" and
-               any(a.name == "to" and a.i == onnx.TensorProto.DOUBLE for a in n.attribute)]
-    if doubles:
+    if uses_float64(path):
         reasons.append("it computes in float64 (the vocoder's exact phase accumulation), which TensorRT lacks")
     return reasons
 

@@ -98,3 +98,31 @@ def test_engines_build_and_match_onnx(omni_graphs, tmp_path):
             got = list(runner.infer(feed).values())[0]
         rel = np.abs(got - expected).mean() / np.abs(expected).mean()
         assert rel < (2e-2 if record["precision"] == "fp16" else 0.15), (record["name"], record["precision"], rel)
+
+
+def test_vocoder_is_demoted_to_float32_for_tensorrt(tmp_path):
+    """TensorRT has no float64: the vocoder's exact phase path is demoted, and stays close."""
+    from export.onnx.graphs import GraphSpec, export_graph
+    from export.torch_ref.tiny_parts import write_token2wav_assets
+    from export.torch_ref.token2wav_assets import load_hift
+    from export.torch_ref.token2wav_graphs import HiftVocoder, hift_noise
+    from export.trt.rewrite import demote_float64
+
+    write_token2wav_assets(tmp_path, seed=8)
+    vocoder = HiftVocoder(load_hift(tmp_path)).eval()
+    rand_ini, sine_noise = hift_noise(3, 58, 8)
+    inputs = {"mel": torch.randn(1, 80, 58), "cache_source": torch.zeros(1, 1, 3840),
+              "rand_ini": rand_ini, "sine_noise": sine_noise}
+    exact = tmp_path / "token2wav_vocoder.fp32.onnx"
+    export_graph(GraphSpec("token2wav_vocoder", vocoder, inputs, ["speech", "source"],
+                           {"mel": {2: "frames"}, "sine_noise": {1: "samples"}}), exact)
+    assert blockers(exact) == ["it computes in float64 (the vocoder's exact phase accumulation), "
+                               "which TensorRT lacks"]
+    demoted = tmp_path / "demoted.onnx"
+    assert demote_float64(exact, demoted) > 0 and blockers(demoted) == []
+    with torch.no_grad():
+        speech = vocoder(*inputs.values())[0].numpy()
+    feed = {k: v.numpy() for k, v in inputs.items()}
+    got = open_session(demoted).run(None, feed)[0]
+    assert np.abs(got - speech).mean() / np.abs(speech).mean() < 1e-2
+    assert np.abs(open_session(exact).run(None, feed)[0] - speech).max() < 1e-4  # the exact graph stays exact
