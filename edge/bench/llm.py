@@ -68,7 +68,7 @@ def run(bundle: Path, args) -> dict:
     plain = Plain(f.bundle.llm, args)
     tot = {k: 0.0 for k in ("v_pre_n", "v_pre_s", "v_dec_n", "v_dec_s", "p_pre_n", "p_pre_s", "p_dec_n",
                             "p_dec_s")}
-    steps, per_chunk = [], []
+    steps, per_chunk, stages = [], [], []
     try:
         for k in range(args.chunks + 1):
             frames = [Frame(k * 10**9, np.full((336, 448, 3), 40 + k % 100, np.uint8))] if f.vision else []
@@ -80,6 +80,7 @@ def run(bundle: Path, args) -> dict:
             if k == 0:
                 continue  # the first chunk pays one-time costs
             steps.append(step_s)
+            stages.append((info["vision_ms"], info["audio_ms"], info["llm_ms"]))
             per_chunk.append((info["prefill"], info["decode"]))
             for side, vals in (("v", (info["prefill"], info["prefill_s"], info["decode"], info["decode_s"])),
                                ("p", (info["prefill"], pre_s, info["decode"], dec_s))):
@@ -92,6 +93,7 @@ def run(bundle: Path, args) -> dict:
     rate = {side: {"prefill": tot[f"{side}_pre_n"] / tot[f"{side}_pre_s"],
                    "decode": tot[f"{side}_dec_n"] / tot[f"{side}_dec_s"]} for side in ("v", "p")}
     return {"gguf": gguf, "rate": rate, "rtf": float(np.mean(steps)) / 1.0,
+            "stages": [float(np.median([st[i] for st in stages])) for i in range(3)],
             "prefill": int(round(np.mean([c[0] for c in per_chunk]))),
             "decode": int(round(np.mean([c[1] for c in per_chunk])))}
 
@@ -117,6 +119,8 @@ def main(argv: list[str]) -> int:
     print(f"{'':14} {'prefill tok/s':>14} {'decode tok/s':>13}")
     for side, label in (("v", "chunk loop"), ("p", "llama.cpp")):
         print(f"{label:14} {r['rate'][side]['prefill']:>14.1f} {r['rate'][side]['decode']:>13.1f}")
+    vision, audio, llm = r["stages"]
+    print(f"per chunk (median): vision {vision:.1f} ms, audio {audio:.1f} ms, llm {llm:.1f} ms")
     x, y = r["rate"]["v"]["decode"], r["rate"]["p"]["decode"]
     print(f"llm decode {x:.1f} tok/s vs llama.cpp {y:.1f} tok/s (ratio {x / y:.2f}), chunk rtf {r['rtf']:.3f}")
     return 0

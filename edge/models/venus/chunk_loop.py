@@ -102,9 +102,6 @@ class ChunkLoop:
             self.pending.append((result_id, clean))
         return bool(clean)
 
-    def backend_tokens(self) -> int:
-        return sum(len(text) + 2 for _, text in self.pending)  # bytes bound the token count
-
     # --- forcing (test-only) -------------------------------------------------------------------
     def _forced(self, index: int) -> list[int]:
         out: list[int] = []
@@ -180,7 +177,7 @@ class ChunkLoop:
             self.sampler.remember(tok)
             first_token, first = first, False
             if tok == ids[LISTEN] and first_token:
-                self.llm.step(tok)
+                self.llm.step(tok, copy=False)
                 res.control = "listen"
                 break
             res.control = "speak"
@@ -197,7 +194,7 @@ class ChunkLoop:
             if step.voided:
                 res.voided.append(step.voided)
             if tok in (ids[CHUNK_EOS], ids[TURN_EOS]):
-                self.llm.step(tok)
+                self.llm.step(tok, copy=False)
                 if tok == ids[TURN_EOS]:
                     res.turn_end, self.in_turn = True, False
                     self.speaking_backend = ""
