@@ -45,7 +45,7 @@ class VenusFrontend:
         self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
                                   device=settings.device, verify_hashes=settings.verify_hashes)
         b = self.bundle
-        self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.n_gpu_layers, settings.flash_attn)
+        self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.gpu_layers(), settings.flash_attn)
         if self.llm.n_ctx < settings.n_ctx:  # the model was trained on less: keep the marks in proportion
             scale = self.llm.n_ctx / settings.n_ctx
             settings.kv_high, settings.kv_low = int(settings.kv_high * scale), int(settings.kv_low * scale)

@@ -46,7 +46,7 @@ class VenusVoice:
             log.warning("venus voice: the bundle has no voice prompt (token2wav-voice part), so it speaks with a "
                         "neutral built-in prompt that will not sound like the reference voice.")
         tc = b.config.get("tts_config") or {}
-        self.tts = TTS(b.tts, b.tts_extras, 2048, settings.threads, settings.n_gpu_layers,
+        self.tts = TTS(b.tts, b.tts_extras, 2048, settings.threads, settings.gpu_layers(),
                        bool(tc.get("normalize_projected_hidden", True)))
         cache = b.root / ".cache" / "trt"
         runners = [open_graph(g, b.graphs[g], b.engines.get(g), settings.device, settings.threads, cache)

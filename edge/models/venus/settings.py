@@ -37,7 +37,7 @@ class VenusSettings:
     precision: str | None = None  # LLM GGUF type to load; None: the most precise in the bundle
     encoder_precision: str | None = None  # fp32 / fp16 / int8; None: the most precise in the bundle
     device: str = "auto"  # auto | cpu | cuda
-    n_gpu_layers: int = 0
+    n_gpu_layers: int | None = None  # None: every layer on the GPU when llama.cpp was built with one, else 0
     threads: int = 1
     flash_attn: bool = False
     verify_hashes: bool = True
@@ -91,6 +91,16 @@ class VenusSettings:
         if config.get("threads") and "threads" not in (config.get("venus") or {}):
             merged["threads"] = int(config["threads"])
         return cls.from_dict(merged)
+
+    def gpu_layers(self) -> int:
+        """Layers to offload: the setting, or all of them where this llama.cpp build offloads and the device allows."""
+        if self.n_gpu_layers is not None:
+            return self.n_gpu_layers
+        if self.device == "cpu":
+            return 0
+        import llama_cpp
+
+        return 999 if llama_cpp.llama_supports_gpu_offload() else 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
