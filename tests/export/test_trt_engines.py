@@ -126,3 +126,52 @@ def test_vocoder_is_demoted_to_float32_for_tensorrt(tmp_path):
     got = open_session(demoted).run(None, feed)[0]
     assert np.abs(got - speech).mean() / np.abs(speech).mean() < 1e-2
     assert np.abs(open_session(exact).run(None, feed)[0] - speech).max() < 1e-4  # the exact graph stays exact
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(NO_TRT is not None, reason=f"needs TensorRT and a GPU ({NO_TRT})")
+def test_token2wav_engines_stream_like_onnx(tmp_path):
+    """FP16 engines of the three token2wav graphs, driven as one stream, against the FP32 ONNX stream."""
+    from polygraphy.backend.common import BytesFromPath
+    from polygraphy.backend.trt import EngineFromBytes, TrtRunner
+
+    from export.onnx import token2wav_parts
+    from export.onnx.probes import stream_inputs
+    from export.onnx.session import runner
+    from export.torch_ref.tiny_parts import write_token2wav_assets
+    from export.torch_ref.token2wav_ref import split_windows
+
+    assets, graphs = tmp_path / "assets", tmp_path / "onnx"
+    write_token2wav_assets(assets, seed=9)
+    config, tensors = {**tiny_media_config("audio"), "hidden_size": 128}, {}
+    config["init_audio"] = False  # token2wav only
+    entries = build_onnx_parts(tensors.__getitem__, config, graphs, ["fp32", "fp16"], progress=False,
+                               token2wav_dir=assets)
+    terms = next(e["contract"] for e in entries if e["name"] == "token2wav_step")
+    records = build_trt_engines(graphs, tmp_path / "trt", ["fp16"], parts=list(token2wav_parts.GRAPHS),
+                                progress=False)
+    assert all(r["kind"] == "tensorrt" for r in records), records
+    noise = np.load(graphs / terms["noise_file"])
+    inputs, codes = stream_inputs(seed=2, codes=60)
+
+    def stream(runners):
+        s = token2wav_parts.graph_stream(runners, terms, noise, seed=1)
+        s.setup(inputs.prompt_tokens, inputs.prompt_mel, inputs.spk_embedding)
+        mels = []
+        for window, last in split_windows(codes):
+            s.push(window, last)
+            mels.append(s.last_mel)
+        return np.concatenate(mels, axis=1)
+
+    expected = stream({g: runner(open_session(graphs / f"{g}.fp32.onnx")) for g in token2wav_parts.GRAPHS})
+    opened = [TrtRunner(EngineFromBytes(BytesFromPath(str(tmp_path / "trt" / f"{g}.fp16.engine"))))
+              for g in token2wav_parts.GRAPHS]
+    for r in opened:
+        r.activate()
+    try:
+        engines = {g: (lambda feed, r=r: list(r.infer(feed).values())) for g, r in zip(token2wav_parts.GRAPHS, opened)}
+        got = stream(engines)
+    finally:
+        for r in opened:
+            r.deactivate()
+    assert np.abs(got - expected).mean() / np.abs(expected).mean() < 2e-2
