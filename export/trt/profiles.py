@@ -19,7 +19,7 @@ from export.errors import ExportError
 DIMENSIONS: dict[str, dict[str, tuple[int, int, int]]] = {
     "vision": {"height": (14, 448, 980), "width": (14, 448, 980)},
     "audio": {"frames": (2, 100, 3000), "past": (0, 500, 1500)},
-    "token2wav_encoder": {"codes": (4, 28, 600), "pad": (0, 0, 3), "cache": (0, 300, 1600)},
+    "token2wav_encoder": {"codes": (1, 28, 600), "pad": (0, 0, 3), "cache": (0, 300, 1600)},
     "token2wav_step": {"frames": (2, 50, 1200), "cache": (0, 300, 1600)},
     "token2wav_vocoder": {"frames": (2, 58, 1200), "cached": (0, 3840, 3840), "samples": (960, 27840, 576000)},
 }
