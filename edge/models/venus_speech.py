@@ -46,14 +46,14 @@ class VenusVoice:
             log.warning("venus voice: the bundle has no voice prompt (token2wav-voice part), so it speaks with a "
                         "neutral built-in prompt that will not sound like the reference voice.")
         tc = b.config.get("tts_config") or {}
-        self.tts = TTS(b.tts, b.tts_extras, 2048, settings.threads, settings.gpu_layers(),
-                       bool(tc.get("normalize_projected_hidden", True)))
+        self._vocab = None
+        self.tts = TTS(b.tts, b.tts_extras, tc.get("text_eos_token_id"), tc.get("audio_bos_token_id"),
+                       settings.tts_sampling, 2048, settings.threads, settings.gpu_layers(),
+                       bool(tc.get("normalize_projected_hidden", True)), fallback=self._tts_token_ids)
         cache = b.root / ".cache" / "trt"
         runners = [open_graph(g, b.graphs[g], b.engines.get(g), settings.device, settings.threads, cache)
                    for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]
         self.t2w = Token2Wav(*runners, b.voice, b.noise, b.token2wav, settings.flow_steps, settings.sampling.seed)
-        self.rng = np.random.default_rng(settings.sampling.seed)
-        self._vocab = None
         for _ in self.t2w.stream_codes(np.zeros(30, np.int64)):  # first-run costs of the graphs, paid now
             pass
         self.codes_total = 0
@@ -62,20 +62,33 @@ class VenusVoice:
         if not token_ids:
             return
         cap = max(1, self.s.tts_codes_per_token * len(token_ids))
-        codes = self.tts.codes(token_ids, hidden, cap, self.s.tts_temperature, self.rng)
+        codes = self.tts.codes(token_ids, hidden, cap)
         self.codes_total += len(codes)
         yield from self.t2w.stream_codes(codes)
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         if not text.strip():
             return
+        if not getattr(self, "_warned", False):
+            self._warned = True
+            log.warning("venus voice: text without hidden states (not from the Venus frontend); speaking from "
+                        "text embeddings only")
+        yield from self.synthesize_states(text, self.vocab().tokenize(text), None)
+
+    def vocab(self):
+        """The LLM's vocabulary (a small context on the LLM GGUF), loaded when first needed."""
         if self._vocab is None:
             from edge.models.venus.llama_backend import LlamaModel
 
-            log.warning("venus voice: text without hidden states (not from the Venus frontend); speaking from "
-                        "text embeddings only")
             self._vocab = LlamaModel(self.bundle.llm, 256, 1)
-        yield from self.synthesize_states(text, self._vocab.tokenize(text), None)
+        return self._vocab
+
+    def _tts_token_ids(self) -> tuple[int, int]:
+        ids = [self.vocab().tokenize(t, special=True) for t in ("<|tts_eos|>", "<|tts_bos|>")]
+        if any(len(i) != 1 for i in ids):
+            raise BundleError("the bundle names no TTS text-end/audio-begin ids and its vocabulary lacks "
+                              "<|tts_eos|> and <|tts_bos|>; rebuild it from a MiniCPM-o checkpoint.")
+        return ids[0][0], ids[1][0]
 
     def close(self) -> None:
         self.tts.close()

@@ -24,7 +24,10 @@ def test_projection_is_l2_normalised_and_added_to_the_text_embedding(voice):
     proj = voice.tts.project(hidden)
     np.testing.assert_allclose(np.linalg.norm(proj, axis=1), 1.0, rtol=1e-5)
     cond = voice.tts.condition([5, 6, 7], hidden)
-    np.testing.assert_allclose(cond - voice.tts.emb_text[[5, 6, 7]], proj, atol=1e-5)
+    np.testing.assert_allclose(cond[:3] - voice.tts.emb_text[[5, 6, 7]], proj, atol=1e-5)
+    # Then the text-end and audio-begin text embeddings (the tiny vocabulary's <|tts_eos|>, <|tts_bos|>).
+    eos, bos = (voice.vocab().tokenize(t, special=True)[0] for t in ("<|tts_eos|>", "<|tts_bos|>"))
+    np.testing.assert_array_equal(cond[3:], voice.tts.emb_text[[eos, bos]])
     with pytest.raises(ValueError, match="hidden states must be"):
         voice.tts.condition([5, 6], hidden)
 
@@ -35,7 +38,7 @@ def test_hidden_states_change_the_codes_and_audio_is_24k(voice):
     a = rng.standard_normal((5, voice.tts.llm_dim)).astype(np.float32)
     b = rng.standard_normal((5, voice.tts.llm_dim)).astype(np.float32)
     codes_a = voice.tts.codes(ids, a, 30)
-    assert np.array_equal(codes_a, voice.tts.codes(ids, a, 30))  # greedy: deterministic
+    assert np.array_equal(codes_a, voice.tts.codes(ids, a, 30))  # seeded sampling: reproducible
     assert not np.array_equal(codes_a, voice.tts.codes(ids, b, 30))
     assert len(codes_a) <= 30 and codes_a.max() < voice.tts.n_speech
     pieces = list(voice.synthesize_states("words", ids, a))

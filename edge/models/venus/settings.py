@@ -51,7 +51,8 @@ class VenusSettings:
     forced_after_backend: list[str] = field(default_factory=list)
     # Speech (the venus_speech decoder)
     tts_codes_per_token: int = 8  # code cap per spoken text token
-    tts_temperature: float = 0.0  # 0: greedy codes
+    # Code sampling of the reference TTS (temperature 0 gives greedy codes).
+    tts_sampling: Sampling = field(default_factory=lambda: Sampling(0.8, 25, 0.85, 1.05, 512))
     flow_steps: int | None = None  # None: the bundle's
 
     def __post_init__(self) -> None:
@@ -68,12 +69,14 @@ class VenusSettings:
         if unknown:
             raise ValueError(f"unknown Venus setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         data = dict(data)
-        if isinstance(data.get("sampling"), dict):
-            s_known = {f.name for f in dataclasses.fields(Sampling)}
-            bad = sorted(set(data["sampling"]) - s_known)
-            if bad:
-                raise ValueError(f"unknown sampling setting(s) {', '.join(bad)}")
-            data["sampling"] = Sampling(**data["sampling"])
+        for key in ("sampling", "tts_sampling"):
+            if isinstance(data.get(key), dict):
+                s_known = {f.name for f in dataclasses.fields(Sampling)}
+                bad = sorted(set(data[key]) - s_known)
+                if bad:
+                    raise ValueError(f"unknown {key} setting(s) {', '.join(bad)}")
+                base = cls().tts_sampling if key == "tts_sampling" else Sampling()
+                data[key] = dataclasses.replace(base, **data[key])
         if "forced" in data:
             data["forced"] = {(-1 if k == "*" else int(k)): list(v) for k, v in data["forced"].items()}
         return cls(**data)
