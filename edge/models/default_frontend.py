@@ -111,6 +111,10 @@ class DefaultFrontend:
                 if text.rstrip().endswith("?"):
                     self.utt = None
                     self._answer(chunk, utt, out, text)
+                else:
+                    self._prefill_partial(text, out)
+            elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
+                self._prefill_partial(self._transcribe(utt, out), out)
         if self.reply is not None and not out.interrupt:
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
@@ -214,6 +218,20 @@ class DefaultFrontend:
             out.turn_end = True
             self._remember_reply()
             self.reply = None
+
+    def _prefill_partial(self, text: str, out: ChunkOutput) -> None:
+        """The user is still talking: prefill the words heard so far, so the final prompt shares that prefix.
+
+        The last word may still change (it may be cut mid-word), so it is left out.
+        """
+        words = protocol.strip_protocol(text).split()[:-1]
+        if not words or self.reply is not None:  # never touch the cache under a reply being decoded
+            return
+        t0 = time.perf_counter()
+        stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0]
+        self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{' '.join(words)}"))
+        self.warm = False  # the cache now ends inside a user turn
+        out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
 
     def _warm_up(self) -> None:
         """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
