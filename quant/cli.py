@@ -63,27 +63,29 @@ def cmd_sweep(a) -> int:
         keep_models=a.keep_models,
         fresh=a.fresh, progress=not a.no_progress,
         encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
-    sweep = Sweep(opts)
-    rows = sweep.run()
-    enc_rows = []
-    if opts.encoders:
-        from quant.encoders import run_encoder_sweep
+    with Sweep(opts) as sweep:
+        rows = sweep.run()
+        enc_rows = []
+        if opts.encoders:
+            from quant.encoders import run_encoder_sweep
 
-        enc_rows = run_encoder_sweep(sweep, opts.encoders)
-    budget = parse_size(a.budget) if a.budget else default_budget(rows)
-    ref = next(r for r in rows if r.get("reference"))
-    meta = {"source": str(a.source), "reference": str(sweep.src.reference), "reference_type": sweep.src.reference_type,
-            "n_eval_tokens": ref.get("n_eval_tokens"), "n_chunks": ref.get("n_chunks", 0),
-            "stream_source": sweep.stream.source, "imatrix_note": imatrix_note(sweep)}
-    write_reports(sweep.out, rows, meta, budget, enc_rows)
-    pareto_plot(rows, sweep.out / "pareto.png", title=f"Quantization sweep of {Path(a.source).name}")
+            enc_rows = run_encoder_sweep(sweep, opts.encoders)
+        budget = parse_size(a.budget) if a.budget else default_budget(rows)
+        ref = next(r for r in rows if r.get("reference"))
+        meta = {"source": str(a.source), "reference": str(sweep.src.reference),
+                "reference_type": sweep.src.reference_type, "n_eval_tokens": ref.get("n_eval_tokens"),
+                "n_chunks": ref.get("n_chunks", 0), "stream_source": sweep.stream.source,
+                "imatrix_note": imatrix_note(sweep)}
+        write_reports(sweep.out, rows, meta, budget, enc_rows)
+        pareto_plot(rows, sweep.out / "pareto.png", title=f"Quantization sweep of {Path(a.source).name}")
     print(text_table(rows))
     if enc_rows:
         from quant.encoders import encoder_text_table
 
         print()
         print(encoder_text_table(enc_rows))
-    print(f"\nreport: {sweep.out / 'report.md'}  plot: {sweep.out / 'pareto.png'}  csv: {sweep.out / 'sweep.csv'}")
+    out = sweep.out
+    print(f"\nreport: {out / 'report.md'}  plot: {out / 'pareto.png'}  csv: {out / 'sweep.csv'}")
     print(verdict(rows, budget))
     return 0
 

@@ -28,16 +28,20 @@ class SweepState:
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise SweepError(f"another venus-quant sweep is writing to {out}; wait for it or choose another -o") from None
+            self._lock.close()
+            raise SweepError(f"another venus-quant sweep is writing to {out}; "
+                             "wait for it or choose another -o") from None
         self.rows_path = out / "rows.jsonl"
         self.id_path = out / "sweep.json"
-        if fresh:
-            self.rows_path.unlink(missing_ok=True)
-            self.id_path.unlink(missing_ok=True)
+        if fresh:  # everything measured or made for an earlier input goes; conversions keep their own stamps
+            stale = [self.rows_path, self.id_path, out / "imatrix.npz", *out.glob("models/*"), *out.glob("reference/*")]
+            for p in stale:
+                p.unlink(missing_ok=True)
         if self.id_path.is_file():
             old = json.loads(self.id_path.read_text())
             diff = [k for k in identity if old.get(k) != identity[k]]
             if diff:
+                self.close()
                 raise SweepError(f"{out} holds a sweep with a different {diff[0]}; "
                                  "choose another -o directory or pass --fresh to start over")
         else:
@@ -50,6 +54,12 @@ class SweepState:
                 except json.JSONDecodeError:
                     continue  # a line cut short by a kill: that precision is simply measured again
                 self.rows[row_key(row["type"], row.get("imatrix", False))] = row
+
+    def close(self) -> None:
+        """Let another sweep write here (the lock is also released when the process ends)."""
+        if not self._lock.closed:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
 
     def done(self, key: str) -> bool:
         return key in self.rows

@@ -92,15 +92,15 @@ class Sweep:
                     "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
         if opts.imatrix not in IMATRIX_MODES:  # rows made with another imatrix file would not be comparable
             identity["imatrix_file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
-        self.state = SweepState(self.out, identity, fresh=opts.fresh)
-        self.ref_dir = self.out / "reference"
-        self.ref_dir.mkdir(exist_ok=True)
-        self.models = self.out / "models"
-        self.models.mkdir(exist_ok=True)
         self.n_ctx = self._context_size()
-        self.stream_path = self.out / "stream.json"
-        self.stream.save(self.stream_path)
         self._imatrix = None
+        self.ref_dir = self.out / "reference"
+        self.models = self.out / "models"
+        self.stream_path = self.out / "stream.json"
+        self.state = SweepState(self.out, identity, fresh=opts.fresh)  # last: it takes the directory's lock
+        self.ref_dir.mkdir(exist_ok=True)
+        self.models.mkdir(exist_ok=True)
+        self.stream.save(self.stream_path)
 
     def _context_size(self) -> int:
         """--ctx, or more when the evaluation text or the replayed stream needs it (multiples of 256)."""
@@ -108,6 +108,15 @@ class Sweep:
             need = max(stream_positions(v.tokenize, self.stream),
                        min(len(v.tokenize(self.opts.text)), self.opts.max_tokens) + self.opts.decode_tokens + 1)
         return max(self.opts.n_ctx, -(-need // 256) * 256)
+
+    def close(self) -> None:
+        self.state.close()
+
+    def __enter__(self) -> "Sweep":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # -- the pieces --------------------------------------------------------
     def imatrix(self):

@@ -74,3 +74,19 @@ def test_two_sweeps_cannot_share_a_directory(tmp_path):
         SweepState(tmp_path / "s", {"source": "a"})
     del first  # the lock goes with its holder
     SweepState(tmp_path / "s", {"source": "a"})
+
+
+def test_fresh_forgets_everything_made_for_the_old_input(tmp_path):
+    from quant.state import SweepState
+
+    out = tmp_path / "s"
+    (out / "models").mkdir(parents=True)
+    (out / "reference").mkdir()
+    for p in ("models/Q4_K_M.gguf", "reference/logp.npy", "imatrix.npz"):
+        (out / p).write_text("old")
+    old = SweepState(out, {"source": "a"})
+    old.add({"type": "F16", "status": "ok"})
+    old.close()
+    state = SweepState(out, {"source": "b"}, fresh=True)
+    assert state.rows == {} and not list(out.glob("models/*")) and not list(out.glob("reference/*"))
+    assert not (out / "imatrix.npz").exists()
