@@ -243,8 +243,11 @@ def run_encoder_sweep(sweep, precisions: list[str]) -> list[dict]:
     from quant.media_stream import best_graph
 
     media = {p: g for p, g in ((p, best_graph(f)) for p, f in parts.items()) if g is not None}
+    from tqdm import tqdm
+
     rows = []
-    for part, files in sorted(parts.items()):
+    for part, files in tqdm(sorted(parts.items()), desc="encoders", unit="part", disable=not sweep.opts.progress,
+                            file=sys.stderr):
         rows += sweep_part(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
                            threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None,
                            media=media, n_ctx=sweep.n_ctx)

@@ -10,10 +10,12 @@ through `llama_model_quantize_params.imatrix`. Mixture-of-experts layers
 from __future__ import annotations
 
 import ctypes
+import sys
 from pathlib import Path
 
 import llama_cpp as ll
 import numpy as np
+from tqdm import tqdm
 
 from quant.engine import LlamaSession
 
@@ -104,7 +106,7 @@ class _Collector:
 
 
 def compute_imatrix(model: str | Path, text: str, chunk: int = 128, max_tokens: int = 2048,
-                    n_threads: int = 1, n_gpu_layers: int = 0) -> dict[str, np.ndarray]:
+                    n_threads: int = 1, n_gpu_layers: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
     """Mean squared input activation per column of every layer weight, over the calibration text."""
     collector = _Collector()
     with LlamaSession(model, n_ctx=max(chunk, 64), n_threads=n_threads, n_batch=chunk,
@@ -112,7 +114,8 @@ def compute_imatrix(model: str | Path, text: str, chunk: int = 128, max_tokens: 
         tokens = s.tokenize(text)[:max_tokens]
         if len(tokens) < 16:
             raise ValueError(f"the calibration text gives only {len(tokens)} tokens; give at least 16")
-        for start in range(0, len(tokens), chunk):
+        for start in tqdm(range(0, len(tokens), chunk), desc="imatrix", unit="chunk", disable=not progress,
+                          file=sys.stderr, leave=False):
             s.reset()
             s.prefill(tokens[start:start + chunk])
             if collector.error:

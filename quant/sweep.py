@@ -129,7 +129,7 @@ class Sweep:
                 self._imatrix = load_imatrix(path)
             else:
                 self._imatrix = compute_imatrix(self.src.reference, self.opts.calib, n_threads=self.opts.n_threads,
-                                                n_gpu_layers=self.opts.n_gpu_layers)
+                                                n_gpu_layers=self.opts.n_gpu_layers, progress=self.opts.progress)
                 save_imatrix(path, self._imatrix)
         return self._imatrix
 
