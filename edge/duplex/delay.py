@@ -52,6 +52,8 @@ class DelayTracker:
         self._since = 0
         self.estimate: DelayEstimate | None = None
         self.updates = 0
+        self.last_confidence: float | None = None  # of the newest evaluation, confident or not
+        self.evaluations = 0
 
     def feed(self, ref: np.ndarray, mic: np.ndarray) -> DelayEstimate | None:
         """Add aligned blocks (same session times); returns a new estimate when one was made."""
@@ -66,6 +68,8 @@ class DelayTracker:
         if float(np.mean(r * r)) < 1e-6:  # nothing played: nothing to learn from
             return None
         lag, conf = gcc_phat(r, self._mic, self.max_delay)
+        self.last_confidence = conf
+        self.evaluations += 1
         if conf < self.min_confidence:
             return None
         self.estimate = DelayEstimate(lag, conf)

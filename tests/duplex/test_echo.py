@@ -37,8 +37,8 @@ def power_db(x: np.ndarray) -> float:
 def test_synthetic_echo_path_is_cancelled_by_20_db_after_convergence(far_speech, delay_ms):
     mic = echo_path(far_speech, delay_ms) + 1e-4 * np.random.default_rng(0).standard_normal(len(far_speech))
     out, aec = run_canceller(mic.astype(np.float32), far_speech)
-    half = len(out) // 2  # converged by then
-    erle = power_db(mic[half:len(out)]) - power_db(out[half:])
+    tail = len(out) - 5 * RATE  # converged by then (a long delay is realigned at a pause, then reconverges)
+    erle = power_db(mic[tail:len(out)]) - power_db(out[tail:])
     assert erle >= 20.0, f"only {erle:.1f} dB of echo removed"
     assert aec.delay_ms is not None and abs(aec.delay_ms - delay_ms) <= 2.0  # the bulk delay was found
 
@@ -96,3 +96,15 @@ def test_bad_room_settings_get_a_sentence():
     with pytest.raises(ValueError, match="10 ms frames"):
         from edge.duplex.settings import duplex_settings
         duplex_settings({"echo_cancel": True, "chunk_ms": 333})
+
+
+def test_with_no_echo_in_the_microphone_the_users_speech_passes_untouched(far_speech):
+    """A headset, or a device that cancels echo itself: nothing of the reference reaches the microphone."""
+    user = 0.3 * say("Honey, have you seen my car keys anywhere? I left them on the table.", "en-gb", 150)
+    mic = np.zeros_like(far_speech)
+    at = len(mic) - len(user) - RATE
+    mic[at:at + len(user)] = user
+    mic += 1e-4 * np.random.default_rng(4).standard_normal(len(mic)).astype(np.float32)
+    out, aec = run_canceller(mic, far_speech)
+    assert not aec.echo_present
+    assert np.array_equal(out[at:at + len(user)], mic[at:at + len(user)])
