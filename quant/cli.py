@@ -44,6 +44,8 @@ def _sweep_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
     p.add_argument("--gpu-layers", type=int, default=0, help="layers offloaded to the GPU (-1: all)")
     p.add_argument("--budget", help="size budget for the verdict line, e.g. 5GB (default: half the reference)")
+    p.add_argument("--no-mmap", action="store_true",
+                   help="read the whole model at load (load time then includes reading the weights)")
     p.add_argument("--keep-models", action="store_true", help="keep the quantized GGUFs in DIR/models")
     p.add_argument("--fresh", action="store_true", help="forget rows of an earlier sweep in DIR")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -60,7 +62,7 @@ def cmd_sweep(a) -> int:
         text=_read(a.text, "evaluation text") or EVAL_TEXT, calib=_read(a.calib, "calibration text") or CALIB_TEXT,
         journal=a.journal, max_tokens=a.max_tokens, max_chunks=a.max_chunks, n_ctx=a.ctx,
         decode_tokens=a.decode_tokens, repeats=a.repeats, n_threads=a.threads, n_gpu_layers=a.gpu_layers,
-        keep_models=a.keep_models,
+        keep_models=a.keep_models, use_mmap=not a.no_mmap,
         fresh=a.fresh, progress=not a.no_progress,
         encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
     with Sweep(opts) as sweep:
@@ -153,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, SweepError) as e:
         print(f"venus-quant {a.cmd}: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and cut short: nothing is wrong with the sweep
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"venus-quant {a.cmd}: interrupted; run the same command again to resume", file=sys.stderr)
         return 130

@@ -64,7 +64,7 @@ class LlamaSession:
     """One model and one context (a single sequence) on llama.cpp."""
 
     def __init__(self, path: str | Path, n_ctx: int = 1024, n_threads: int = 1, n_batch: int = 512,
-                 n_gpu_layers: int = 0, cb_eval=None) -> None:
+                 n_gpu_layers: int = 0, cb_eval=None, use_mmap: bool = True) -> None:
         quiet_llama()
         path = Path(path)
         if not path.is_file():
@@ -72,6 +72,7 @@ class LlamaSession:
         t0 = time.perf_counter()
         mparams = ll.llama_model_default_params()
         mparams.n_gpu_layers = n_gpu_layers
+        mparams.use_mmap = use_mmap  # with mmap, weights page in during the first decode, not at load
         self.model = ll.llama_model_load_from_file(str(path).encode(), mparams)
         if not self.model:
             raise ValueError(f"llama.cpp could not load {path}; is it a GGUF file of a supported architecture?")

@@ -40,6 +40,7 @@ class SweepOptions:
     n_ctx: int = 2048
     decode_tokens: int = 32
     repeats: int = 3
+    use_mmap: bool = True
     n_threads: int = 1
     n_gpu_layers: int = 0
     keep_models: bool = False
@@ -139,7 +140,7 @@ class Sweep:
                   text=self.opts.text, out=str(self.out / f".row-{key}.json"), stream=str(self.stream_path),
                   max_tokens=self.opts.max_tokens, n_ctx=self.n_ctx, n_threads=self.opts.n_threads,
                   n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,
-                  repeats=self.opts.repeats)
+                  repeats=self.opts.repeats, use_mmap=self.opts.use_mmap)
         job_path = self.out / f".job-{key}.json"
         job_path.write_text(json.dumps(asdict(job)))
         env = dict(os.environ)

@@ -35,6 +35,7 @@ class Job:
     n_gpu_layers: int = 0
     decode_tokens: int = 32
     repeats: int = 3  # timed runs of prefill and decode; the fastest is reported
+    use_mmap: bool = True
 
 
 def _decisions_json(ds: list[ChunkDecision]) -> list[dict]:
@@ -44,7 +45,8 @@ def _decisions_json(ds: list[ChunkDecision]) -> list[dict]:
 def measure(job: Job) -> dict:
     ref_dir = Path(job.ref_dir)
     rss0 = peak_rss_mb()
-    session = LlamaSession(job.model, n_ctx=job.n_ctx, n_threads=job.n_threads, n_gpu_layers=job.n_gpu_layers)
+    session = LlamaSession(job.model, n_ctx=job.n_ctx, n_threads=job.n_threads, n_gpu_layers=job.n_gpu_layers,
+                           use_mmap=job.use_mmap)
     import llama_cpp as ll
 
     row: dict = {"type": job.type, "imatrix": job.imatrix, "file": job.model,
