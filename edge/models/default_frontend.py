@@ -38,6 +38,7 @@ class Settings:
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_turn_s: int = 25  # whisper reads 30 s at most
+    delegate_bias: float = 0.4  # logit added to "<" (span or listen) at a reply's first token
     max_reply_tokens: int = 80
     tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
     first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
@@ -79,6 +80,9 @@ class DefaultFrontend:
         self.seen_results: set[str] = set()
         # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
         self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
+        # The first token decides between speaking and a span: a small prior towards the span, like the
+        # reference's listen-probability scale (a 0.5B model under-delegates questions about the present).
+        self.delegate_bias = {self.llm.tokenize(protocol.OPEN)[0]: settings.delegate_bias}
         self.warm = False  # the KV cache already holds the prompt up to the next user turn
         self._warm_up()
 
@@ -181,7 +185,7 @@ class DefaultFrontend:
             # history must be prefilled again; doing it rarely keeps turns cheap.
             self.history = self.history[-2 * self.s.keep_turns - 1:]
         tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
-        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens)
+        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens, self.delegate_bias)
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)

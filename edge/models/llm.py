@@ -90,8 +90,9 @@ class DecisionModel:
         self._apply(sampler, self._full, self._full_np)
         return int(self._full_np["id"][np.argmax(self._full_np["logit"])])
 
-    def stream(self, tokens: list[int], grammar: str | None, max_tokens: int) -> "TokenStream":
-        return TokenStream(self, tokens, grammar, max_tokens)
+    def stream(self, tokens: list[int], grammar: str | None, max_tokens: int,
+               first_bias: dict[int, float] | None = None) -> "TokenStream":
+        return TokenStream(self, tokens, grammar, max_tokens, first_bias)
 
     def close(self) -> None:
         self.llm.close()
@@ -100,7 +101,8 @@ class DecisionModel:
 class TokenStream:
     """One reply, decoded a token at a time on demand (the chunk loop pulls it across chunks)."""
 
-    def __init__(self, model: DecisionModel, prompt: list[int], grammar: str | None, max_tokens: int) -> None:
+    def __init__(self, model: DecisionModel, prompt: list[int], grammar: str | None, max_tokens: int,
+                 first_bias: dict[int, float] | None = None) -> None:
         self.model = model
         c = model._c
         t0 = time.perf_counter()
@@ -110,6 +112,7 @@ class TokenStream:
         if grammar and not self.sampler:
             raise ValueError("the protocol grammar did not parse")
         self.max_tokens = max_tokens
+        self.first_bias = first_bias or {}  # added to the first token's logits (a decision's prior)
         self.tokens: list[int] = []
         self.text = ""
         self.finished = False
@@ -122,7 +125,11 @@ class TokenStream:
             return ""
         t0 = time.perf_counter()
         m = self.model
-        tok = m._choose(m._logits(), self.sampler, self.tokens[-REPEAT_WINDOW:])
+        logits = m._logits()
+        if not self.tokens:
+            for tok_id, bias in self.first_bias.items():
+                logits[tok_id] += bias
+        tok = m._choose(logits, self.sampler, self.tokens[-REPEAT_WINDOW:])
         if m._c.llama_vocab_is_eog(m.vocab, tok) or len(self.tokens) >= self.max_tokens:
             self.close()
             self.decode_s += time.perf_counter() - t0

@@ -33,6 +33,8 @@ User: What's the weather like in Berlin today?
 Assistant: <delegate>Find today's weather forecast for Berlin, Germany.</delegate> Let me check the weather in Berlin for you.
 User: What time is it in Sydney?
 Assistant: <delegate>Find the current local time in Sydney, Australia.</delegate> One moment, I'll look that up.
+User: Tell me something funny.
+Assistant: Why did the scarecrow win an award? Because he was outstanding in his field.
 User: Who wrote Romeo and Juliet?
 Assistant: William Shakespeare wrote Romeo and Juliet."""
 

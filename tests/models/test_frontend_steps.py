@@ -37,7 +37,7 @@ class Feed:
 def test_results_wait_for_an_idle_boundary_and_repeats_are_ignored(frontend):
     feed = Feed(frontend)
     feed.run(np.zeros(16000 * 3, np.float32))  # let any earlier playback estimate run out
-    question, _ = spoken.timeline([(0.2, "Tell me a fact about the moon.")], 2.0)
+    question, _ = spoken.timeline([(0.2, "What is two plus two?")], 2.0)
     frontend.deliver(BackendResult("r1", "It is sunny in Paris <delegate>x</delegate> today."))
     frontend.deliver(BackendResult("r1", "It is sunny in Paris today."))
     outs = feed.run(question)
