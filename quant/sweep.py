@@ -89,10 +89,16 @@ class Sweep:
         if opts.encoders and self.src.kind == "checkpoint":
             self.encoder_note = checkpoint_encoders(self.src, self.out, opts.encoders, opts.progress)
         self.raw_stream, self.stream = _load_stream(opts, self.src)
-        identity = {"source": self.src.fingerprint, "text": _sha(opts.text), "stream": self.stream.digest(),
-                    "max_tokens": opts.max_tokens, "imatrix_calib": _sha(opts.calib)}
+        # keys read as phrases: a resumed sweep names the one that differs
+        identity = {"input": self.src.fingerprint, "evaluation text": _sha(opts.text),
+                    "chunk stream": self.stream.digest(), "evaluation length": opts.max_tokens,
+                    "calibration text": _sha(opts.calib),
+                    # speed and memory figures are comparable only when measured the same way
+                    "measuring setup": {"threads": opts.n_threads, "gpu_layers": opts.n_gpu_layers,
+                                           "mmap": opts.use_mmap, "decode_tokens": opts.decode_tokens,
+                                           "repeats": opts.repeats, "ctx": opts.n_ctx}}
         if opts.imatrix not in IMATRIX_MODES:  # rows made with another imatrix file would not be comparable
-            identity["imatrix_file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
+            identity["imatrix file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
         self.n_ctx = self._context_size()
         self._imatrix = None
         self.ref_dir = self.out / "reference"
