@@ -37,6 +37,7 @@ def quantize(src: str | Path, dst: str | Path, qtype: GgufType, nthread: int = 1
     params = ll.llama_model_quantize_default_params()
     params.nthread = nthread
     params.ftype = qtype.ftype
+    params.allow_requantize = True  # a Q8_0 reference (a bundle without F16) is quantized again
     keep = None
     if imatrix:
         entries, keep = _imatrix_array(imatrix)

@@ -62,7 +62,8 @@ class SweepState:
             self._lock.close()
 
     def done(self, key: str) -> bool:
-        return key in self.rows
+        """Measured (or skipped for good); a failed row is tried again by the next run."""
+        return self.rows.get(key, {}).get("status") in ("ok", "skipped")
 
     def add(self, row: dict) -> None:
         key = row_key(row["type"], row.get("imatrix", False))

@@ -90,3 +90,13 @@ def test_fresh_forgets_everything_made_for_the_old_input(tmp_path):
     state = SweepState(out, {"source": "b"}, fresh=True)
     assert state.rows == {} and not list(out.glob("models/*")) and not list(out.glob("reference/*"))
     assert not (out / "imatrix.npz").exists()
+
+
+def test_failed_rows_are_tried_again(tmp_path):
+    from quant.state import SweepState
+
+    state = SweepState(tmp_path / "s", {"input": "a"})
+    state.add({"type": "Q4_K_M", "status": "failed", "error": "llama.cpp crashed (signal 9)"})
+    state.add({"type": "F32", "status": "skipped", "error": "higher precision than the reference (F16)"})
+    state.add({"type": "Q8_0", "status": "ok"})
+    assert not state.done("Q4_K_M") and state.done("F32") and state.done("Q8_0")
