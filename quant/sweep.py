@@ -86,8 +86,9 @@ class Sweep:
         self.out.mkdir(parents=True, exist_ok=True)
         self.src = resolve(opts.source, self.out, progress=opts.progress)
         self.encoder_note = ""
-        if opts.encoders and self.src.kind == "checkpoint":
-            self.encoder_note = checkpoint_encoders(self.src, self.out, opts.encoders, opts.progress)
+        if (opts.encoders or opts.journal) and self.src.kind == "checkpoint":
+            # a journal's recorded media reach the LLM only through the encoders, so they are built for it too
+            self.encoder_note = checkpoint_encoders(self.src, self.out, opts.encoders or ["fp32"], opts.progress)
         self.raw_stream, self.stream = _load_stream(opts, self.src)
         # keys read as phrases: a resumed sweep names the one that differs
         identity = {"input": self.src.fingerprint, "evaluation text": _sha(opts.text),
