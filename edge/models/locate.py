@@ -141,12 +141,6 @@ def _write_stamp(target: Path, model: SplitModel) -> None:
     _stamp(target).write_text(f"{st.st_size} {st.st_mtime_ns} {model.sha256}\n")
 
 
-def verify(path: Path, model: SplitModel) -> None:
-    """Check an assembled file by size and sha256 (the slow, full check)."""
-    if path.stat().st_size != model.size or _sha256(path) != model.sha256:
-        raise ModelMissing(f"{path} is damaged; delete it and run again to reassemble it from `{model.pip}`")
-
-
 def espeak_binary() -> str:
     found = shutil.which("espeak-ng")
     if found is None:
