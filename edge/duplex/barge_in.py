@@ -22,6 +22,8 @@ from edge.wire import Envelope
 
 RATE = 16000
 NS = 1_000_000_000
+CARRIED = frozenset({"other", "background"})
+SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (the benchmark's user gap)
 
 
 class BargeInJudge:
@@ -36,10 +38,19 @@ class BargeInJudge:
         self.onset: m.SpeechActivity | None = None  # the newest onset heard over playback
         self.offset_ns: int | None = None  # ... and when it stopped, once it has
         self.history: collections.deque[tuple[int, np.ndarray]] = collections.deque(maxlen=16)
+        # Speech judged aimed elsewhere (or background) stays so until it pauses: its later words have
+        # lost the vocative ("Honey, ... | have you seen my keys?") but not the addressee.
+        self.carry: str | None = None
+        self.last_offset_ns: int | None = None
         self.decisions: collections.Counter[str] = collections.Counter()
 
     def _hook(self, text: str, audio: np.ndarray, voiced_ms: float, ongoing: bool, own_words: set[str]) -> Decision:
-        self.last = self.policy.decide(Overlap(text, audio, voiced_ms, ongoing, own_words))
+        if self.carry is not None:
+            self.last = Decision(self.carry, [], f"the rest of speech already judged {self.carry}")
+        else:
+            self.last = self.policy.decide(Overlap(text, audio, voiced_ms, ongoing, own_words))
+            if self.last.decision in CARRIED:
+                self.carry = self.last.decision
         return self.last
 
     def on_message(self, env: Envelope) -> None:
@@ -47,6 +58,12 @@ class BargeInJudge:
         if isinstance(msg, m.SpeechActivity):
             if msg.kind == "offset" and not msg.playback:
                 self.policy.observe_user(msg.level_db, msg.voiced_ms)  # the user's own level, for background
+            if msg.kind == "onset":
+                pause = None if self.last_offset_ns is None else msg.onset_ns - self.last_offset_ns
+                if pause is None or pause > SAME_TURN_GAP_NS:
+                    self.carry = None  # a new stretch of speech: judged afresh
+            else:
+                self.last_offset_ns = msg.t_ns
             if msg.kind == "onset" and msg.playback:
                 self.onset, self.offset_ns = msg, None
             elif msg.kind == "offset" and self.onset is not None and msg.onset_ns == self.onset.onset_ns:
@@ -88,6 +105,10 @@ class BargeInJudge:
         end = self.offset_ns if self.offset_ns is not None else chunk.t_end_ns
         ongoing = self.offset_ns is None
         d = self.policy.decide(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
+        if self.carry is not None:
+            d = Decision(self.carry, d.words, f"the rest of speech already judged {self.carry}", d.level_db)
+        elif d.decision in CARRIED:
+            self.carry = d.decision
         if d.interrupts and not out.interrupt:
             out.interrupt, out.control, out.text, out.turn_end = True, "listen", "", False
             yield_turn = getattr(self.frontend, "yield_turn", None)

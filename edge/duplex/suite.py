@@ -33,11 +33,13 @@ USER_DBFS = -24.0  # RMS of the user's speech
 BACKGROUND_DB = -20.0  # background speech relative to the user
 LEAD_S, EVENT_AFTER_S, TAIL_S = 0.5, 5.0, 7.0
 
+# Requests the embedded default answers itself, at length (a question that needs outside knowledge is
+# delegated instead, with a short "let me check": nothing would be playing when the event comes).
 REQUESTS = (
-    "Can you tell me the whole history of the printing press, from the very beginning?",
     "Please explain in detail how the human heart pumps blood around the body.",
-    "Tell me a long story about a dragon who learns to bake bread.",
-    "Could you describe, step by step, how a volcano forms and erupts?",
+    "Can you explain how a bicycle works?",
+    "Tell me a short story about a brave little mouse.",
+    "Tell me about the life of a honeybee.",
 )
 EVENTS = {
     "interruption": ("Wait, stop. Can you tell me a good recipe for pancakes instead?",

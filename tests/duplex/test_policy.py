@@ -82,3 +82,23 @@ def test_a_mid_chunk_duck_lowers_staged_audio_from_its_time_on():
     assert not np.any(inner.out[1000:])  # not yet past: still staged
     staged.close()
     assert np.all(inner.out[1000:1500] == 0.25) and np.allclose(inner.out[1500:2000], 1.0)
+
+
+def test_speech_judged_aimed_elsewhere_stays_so_until_it_pauses():
+    from types import SimpleNamespace
+
+    from edge import messages as m
+    from edge.duplex.barge_in import BargeInJudge
+
+    fe = SimpleNamespace(overlap_policy=None)
+    judge = BargeInJudge(fe, {})
+    judge.policy.observe_user(-24.0, 2500)
+    act = lambda kind, on, t: judge.on_message(SimpleNamespace(  # noqa: E731
+        msg=m.SpeechActivity(kind, on, t, -24.0, 0.0, True), src="capture", t_ns=t))
+    act("onset", 0, 64_000_000)
+    assert fe.overlap_policy("Honey, have", tone(-24), 600, True, set()).decision == "other"
+    assert fe.overlap_policy("you seen my car keys anywhere?", tone(-24), 1500, False, set()).decision == "other"
+    act("offset", 0, 2_000_000_000)
+    act("onset", 3_000_000_000, 3_064_000_000)  # a second later: a new stretch, judged afresh
+    assert fe.overlap_policy("Have you seen my car keys anywhere?", tone(-24), 1500, False, set()).decision \
+        == "interrupt"

@@ -62,11 +62,14 @@ def test_with_echo_and_no_user_speech_the_assistant_never_interrupts_itself(tmp_
 @pytest.fixture(scope="module")
 def overlaps(tmp_path_factory):
     """A request, then over the reply a backchannel, then an interruption, with the room's echo."""
+    from edge.duplex.suite import Synth, Voice
+
     d = tmp_path_factory.mktemp("overlaps")
-    request = 0.25 * say("Tell me a long story about a dragon who learns to bake bread.", "en-us", 170)
+    synth, joe = Synth(), Voice("piper", "", 1.0)
+    request = 0.25 * synth.say("Please explain in detail how the human heart pumps blood around the body.", joe)
     t_back = math.ceil(0.3 + len(request) / RATE + 3.0) + 0.3
     t_int = t_back + 3.0
-    back = 0.25 * say("Yeah.", "en-us", 170)
+    back = 0.25 * synth.say("Yeah.", joe)
     inter = 0.25 * say("Wait, stop. What is the capital of France?", "en-us", 170)
     mic = write(d / "mic.wav", t_int + 9.0, (0.3, request), (t_back, back), (t_int, inter))
     j = session(d, mic, "default", "piper", echo_cancel=True)
