@@ -1,8 +1,6 @@
 """Fixtures: a tiny F16 GGUF, a real runtime journal, and one finished sweep shared by the tests."""
 from __future__ import annotations
 
-import contextlib
-import io
 import sys
 from pathlib import Path
 
@@ -10,15 +8,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tiny_gguf import write_tiny_gguf  # noqa: E402
-
-SWEEP_TYPES = "F16,Q8_0,Q6_K,Q4_K_M,IQ4_XS"
-SCRIPT = """\
-1 speak Hello there, I am listening.
-3 delegate What is the weather in Paris right now?
-5 speak It is sunny in Paris, about twenty degrees.
-7 speak Anything else?
-"""
+from quant_helpers import SCRIPT, SWEEP_TYPES, run_cli  # noqa: E402
+from quant_tiny_gguf import write_tiny_gguf  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -49,15 +40,6 @@ def journal(tmp_path_factory) -> Path:
     report = run_session(cfg, inprocess=True)
     assert report.ok, report.reason
     return d / "s.journal"
-
-
-def run_cli(*args: str) -> tuple[int, str, str]:
-    from quant.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(list(args))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="session")

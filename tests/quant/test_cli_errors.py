@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli
+from quant_helpers import run_cli
 
 
 @pytest.mark.parametrize("args, words", [

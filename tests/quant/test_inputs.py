@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from conftest import run_cli
-from tiny_bundle import write_tiny_bundle
+from quant_helpers import run_cli
+from quant_tiny_bundle import write_tiny_bundle
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """`venus-quant recommend`: a sweep's quality joined with the planner's memory figures."""
 from __future__ import annotations
 
-from conftest import run_cli
+from quant_helpers import run_cli
 from quant.recommend import recommend
 
 

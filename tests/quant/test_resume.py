@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SWEEP_TYPES, run_cli
+from quant_helpers import SWEEP_TYPES, run_cli
 
 QUALITY = ("size_mb", "kl_mean", "kl_p99", "top1", "ppl", "decision_agree", "delegate_agree", "n_chunks")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import csv
 
-from conftest import run_cli
+from quant_helpers import run_cli
 
 
 def test_rows_for_special_types(tiny_gguf, tmp_path):

@@ -6,7 +6,7 @@ import json
 
 import matplotlib.pyplot as plt
 
-from conftest import SWEEP_TYPES
+from quant_helpers import SWEEP_TYPES
 
 
 def _rows(out):
@@ -64,7 +64,7 @@ def test_plot_is_a_png(sweep):
 
 
 def test_report_command_reprints_with_another_budget(sweep):
-    from conftest import run_cli
+    from quant_helpers import run_cli
 
     rc, out, _ = run_cli("report", str(sweep[0]), "--budget", "1.5MB")
     assert rc == 0
