@@ -51,10 +51,19 @@ def _fingerprint(path: Path) -> str:
     return hashlib.sha256(f"{path.resolve()}:{st.st_size}:{int(st.st_mtime)}".encode()).hexdigest()[:16]
 
 
+def _tokenizer_model(path: Path) -> str:
+    f = GGUFReader(str(path)).fields.get("tokenizer.ggml.model")
+    return "" if f is None else str(f.contents())
+
+
 def _from_gguf(path: Path, kind: str, given: Path) -> Source:
     arch, ptype = gguf_info(path)
     if arch in ("", "?"):
         raise SourceError(f"{path} has no general.architecture; it is not an LLM GGUF")
+    if _tokenizer_model(path) in ("", "none"):
+        # llama.cpp aborts the process when asked to tokenize with such a model (the TTS's audio codes)
+        raise SourceError(f"{path.name} has no text vocabulary (a TTS or embedding-only model); "
+                          "the sweep measures the LLM, whose next-token distributions are over text")
     return Source(kind, given, path, ptype, _fingerprint(path))
 
 
