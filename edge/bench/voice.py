@@ -84,13 +84,15 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
     stage = {"vad_ms": 0.0, "audio_ms": 0.0, "asr_ms": 0.0, "asr_audio_ms": 0.0, "llm_ms": 0.0, "reply_s": 0.0}
     speaks: dict[str, Turn] = {}
     current: Turn | None = None
-    rate = int(j.session.get("speaker_rate", 24000))
+    rate = int(j.session.get("config", j.session).get("speaker_rate", 24000))
     replies: list[str] = []
     waiting: Turn | None = None  # a turn whose first words are out but not yet heard playing
     speaking: Turn | None = None  # a turn decided, its first words not yet sent
-    chunk_ns = int(j.session.get("chunk_ms", 1000)) * 1_000_000
-    for rec, msg in j.messages(m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState):
-        if isinstance(msg, m.ChunkDecision):
+    chunk_end: dict[int, int] = {}  # chunk index -> its end on the session clock
+    for rec, msg in j.messages(m.AudioChunk, m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState):
+        if isinstance(msg, m.AudioChunk):
+            chunk_end[msg.index] = msg.t_end_ns
+        elif isinstance(msg, m.ChunkDecision):
             for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms"):
                 stage[key] += float(msg.info.get(key, 0.0))
             end = msg.info.get("user_end_ns")
@@ -101,7 +103,7 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
                 else:
                     current.heard, current.compute_ms = msg.user_text, msg.compute_ns / 1e6
                     current.boundary_ns = rec.env.t_ns
-                    current.audio_boundary_ns = (msg.index + 1) * chunk_ns
+                    current.audio_boundary_ns = chunk_end.get(msg.index, 0)
                     speaking = current
             if speaking is not None:
                 speaking.cpu_ms += float(msg.info.get("cpu_ms", 0.0))
