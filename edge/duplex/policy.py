@@ -85,6 +85,13 @@ def addressed_elsewhere(text: str) -> str | None:
     return None
 
 
+def opens_an_address(text: str) -> bool:
+    """Only a greeting so far ("Hey, my...", "Oh, hi"): the name that says whom it is for is still to come."""
+    ws = barge_in.words(text)
+    return 0 < len(ws) <= 3 and ws[0] in GREETINGS and not any(w in barge_in.STOP_WORDS and w not in GREETINGS
+                                                               for w in ws)
+
+
 @dataclass
 class Overlap:
     """What the frontend knows of speech that started while the assistant was speaking."""
@@ -146,4 +153,6 @@ class BargeInPolicy:
         name = addressed_elsewhere(o.text)
         if name is not None:
             return d("other", f"addressed to {name}")
+        if o.ongoing and opens_an_address(o.text):
+            return d("pending", "a greeting: whom it is for comes next")
         return d("interrupt", "speech aimed at the assistant")

@@ -31,6 +31,7 @@ def policy() -> BargeInPolicy:
     ("Can you grab the keys for me, Mike?", 1500, "other"),
     ("Hey Venus, stop talking.", 1200, "interrupt"),
     ("", 100, "pending"),
+    ("Hey, my...", 500, "pending"),  # still being spoken: the name comes next
 ])
 def test_decisions_from_the_transcript(policy, text, voiced, decision):
     d = policy.decide(Overlap(text, tone(-24), voiced, ongoing=False if decision != "pending" else True))
