@@ -83,6 +83,7 @@ class Node:
 
     name = "node"
     subscribes: tuple[str, ...] = ()
+    busy_s = 0.0  # a node whose handler may block longer than the supervisor's hang limit says so here
 
     def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
         self.io = io
@@ -158,7 +159,7 @@ class NodeRunner:
                 time.sleep(0.2)  # let the message leave before the sockets close
                 return
             self._probe(io, sub)
-            io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3))
+            io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3, float(node.busy_s)))
             if not self._await_start(ctl, io):
                 return
             node.start()

@@ -53,6 +53,7 @@ class Child:
     pid: int = 0
     spawned_at: float = 0.0
     hello_at: float | None = None
+    busy_s: float = 0.0  # declared by the node at ready: its hang limit is at least this
     last_seen: float = 0.0
     restarts: int = 0
     restart_at: float | None = None
@@ -223,7 +224,8 @@ class Supervisor:
                 elif c.state == "spawned" and c.hello_at is not None and \
                         now - c.hello_at > self.settings.handshake_timeout_s:
                     self._schedule_restart(c, "handshake-timeout")
-                elif c.state == "running" and c.last_seen and now - c.last_seen > self.settings.hang_s:
+                elif c.state == "running" and c.last_seen and \
+                        now - c.last_seen > max(self.settings.hang_s, c.busy_s):
                     self._schedule_restart(c, "hung")
 
     # --- control ------------------------------------------------------------------------
@@ -242,7 +244,7 @@ class Supervisor:
         if isinstance(msg, m.Hello):
             c.hello_at = c.hello_at or time.monotonic()
         elif isinstance(msg, m.Ready):
-            c.state = "ready"
+            c.state, c.busy_s = "ready", msg.busy_s
             self._event(c.name, "ready", f"set-up {msg.setup_ms:.0f} ms")
             if self.started:
                 c.state = "running"
@@ -325,7 +327,7 @@ class Supervisor:
         if not self.started or now < self._next_watchdog:
             return
         self._next_watchdog = now + 1.0
-        fresh = all(c.finished or (c.state == "running" and now - c.last_seen < self.settings.hang_s)
+        fresh = all(c.finished or (c.state == "running" and now - c.last_seen < max(self.settings.hang_s, c.busy_s))
                     for c in self.children.values() if c.state != "failed")
         if fresh:
             self.notifier.notify("WATCHDOG=1")

@@ -21,6 +21,7 @@ class Ready(Message):
     TYPE = "ready"; TOPIC = "ctl"; SENDER = "any node"; RECEIVER = "supervisor"
     node: str
     setup_ms: float = 0.0
+    busy_s: float = 0.0  # the longest this node may go without a heartbeat while it works (0: the default)
 
 
 @message

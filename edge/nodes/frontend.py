@@ -50,6 +50,8 @@ class FrontendNode(Node):
         self.judge: BargeInJudge | None = None
 
     def setup(self) -> None:
+        # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
+        self.busy_s = float(self.config.get("frontend_busy_s", 60.0))
         self.frontend = build_frontend(self.config.get("frontend", "null"), self.config)
         if self.config.get("barge_in", True):
             self.judge = BargeInJudge(self.frontend, self.config)

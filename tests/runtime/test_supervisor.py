@@ -44,8 +44,8 @@ def test_start_past_the_handshake_timeout_is_restarted_then_given_up(tmp_path, s
 
 
 def test_hung_node_is_killed_and_restarted(tmp_path, speech_wav, script, faulty_path):
-    sup = Supervisor(config(tmp_path, speech_wav, script), ALL_NODES,
-                     settings=SupervisorSettings(hang_s=1.5, heartbeat_s=0.2),
+    cfg = {**config(tmp_path, speech_wav, script), "frontend_busy_s": 1.0}
+    sup = Supervisor(cfg, ALL_NODES, settings=SupervisorSettings(hang_s=1.5, heartbeat_s=0.2),
                      node_classes={"frontend": "faulty_nodes:HangOnceFrontend"})
     report = sup.run()
     assert report.ok, report.reason
