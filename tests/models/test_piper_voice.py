@@ -11,7 +11,7 @@ from edge.models.phonemes import Phonemizer, phoneme_ids
 from edge.models.piper_voice import PiperVoice
 from kernels.resample import resample
 
-from conftest import normalize
+from models_helpers import normalize
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from edge import messages as m
 from edge.models import barge_in, spoken
 from edge.timeline.summary import print_summary
 
-from conftest import normalize, run_file
+from models_helpers import normalize, run_file
 
 pytestmark = pytest.mark.slow
 CHUNK_NS = 1_000_000_000
