@@ -22,7 +22,7 @@ from edge.wire import Envelope
 
 RATE = 16000
 NS = 1_000_000_000
-CARRIED = frozenset({"other", "background"})
+CARRIED = frozenset({"other"})  # background is weighed again at every boundary: its level firms up
 SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (the benchmark's user gap)
 
 
@@ -38,7 +38,7 @@ class BargeInJudge:
         self.onset: m.SpeechActivity | None = None  # the newest onset heard over playback
         self.offset_ns: int | None = None  # ... and when it stopped, once it has
         self.history: collections.deque[tuple[int, np.ndarray]] = collections.deque(maxlen=16)
-        # Speech judged aimed elsewhere (or background) stays so until it pauses: its later words have
+        # Speech judged aimed elsewhere stays so until it pauses: its later words have
         # lost the vocative ("Honey, ... | have you seen my keys?") but not the addressee.
         self.carry: str | None = None
         self.last_offset_ns: int | None = None

@@ -23,6 +23,7 @@ import numpy as np
 from edge.models import barge_in
 
 RATE = 16000
+MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
 CONTINUE = frozenset({"backchannel", "other", "background", "echo", "noise"})
 
 # Who a user might turn to instead of the assistant. Kin and endearments first, then common first names.
@@ -140,6 +141,8 @@ class BargeInPolicy:
         level = speech_level_db(o.audio)
         ref = self.user_level_db
         d = lambda kind, why: Decision(kind, ws, why, level, ref)  # noqa: E731
+        if o.ongoing and o.voiced_ms < MIN_LEVEL_MS:
+            return d("pending", "too little speech to weigh its level yet")
         if level is not None:
             floor = ref - self.background_margin_db if ref is not None else self.background_floor_db
             if level < floor:
