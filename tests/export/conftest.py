@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from export.build import BuildOptions, build
 from export.tiny import write_tiny
@@ -40,3 +41,12 @@ def omni_bundle(tmp_path_factory, tiny_omni) -> Path:
 @pytest.fixture(scope="session")
 def audio_bundle(tmp_path_factory, tiny_audio) -> Path:
     return _bundle(tmp_path_factory, tiny_audio, "audio", onnx=False)  # GGUF parts only, for speed
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """On a shared 2-core machine a second torch thread mostly spins: tiny models run faster on one."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import numpy as np
 import onnx
 import pytest
-import torch
 from onnx import numpy_helper
 
 from export.errors import ExportError
@@ -24,15 +23,6 @@ def media(variant: str, seed: int) -> tuple[dict, dict]:
     config = {**tiny_media_config(variant), "hidden_size": HIDDEN}
     return config, tiny_media_tensors(variant, config, seed)
 
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """On a shared 2-core machine a second torch thread mostly spins: these tiny models run faster on one."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 @pytest.fixture(scope="module")
 def t2w_dir(tmp_path_factory):

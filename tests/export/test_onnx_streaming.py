@@ -17,15 +17,6 @@ from export.torch_ref.token2wav_graphs import EstimatorStep, FlowEncoderChunk, H
 from export.torch_ref.token2wav_ref import ReferenceStream, split_windows, t_span
 
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """On a shared 2-core machine a second torch thread mostly spins: these tiny models run faster on one."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 @pytest.fixture(scope="module")
 def audio(tmp_path_factory):
     config = {**tiny_media_config("audio"), "hidden_size": 64}

@@ -18,15 +18,6 @@ from export.torch_ref.tiny_parts import tiny_media_config, tiny_media_tensors
 NO_TRT = environment_reason()
 
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """On a shared 2-core machine a second torch thread mostly spins: these tiny models run faster on one."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 @pytest.fixture(scope="module")
 def omni_graphs(tmp_path_factory):
     """Vision and audio graphs (FP32, FP16 and INT8 QDQ) of a tiny Omni checkpoint."""
