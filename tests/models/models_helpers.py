@@ -1,7 +1,6 @@
 """Helpers for the embedded-default tests: sessions through the real graph on the virtual clock, text checks."""
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,12 +8,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from edge import messages as m  # noqa: E402
-from edge.graph.supervisor import SupervisorSettings  # noqa: E402
-from edge.session import SessionConfig, run_session  # noqa: E402
-from edge.timeline.journal import Journal  # noqa: E402
+from edge.graph.supervisor import SupervisorSettings
+from edge.session import SessionConfig, run_session
+from edge.timeline.journal import Journal
 
 DIGITS = {"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six", "7": "seven",
           "8": "eight", "9": "nine"}
