@@ -1,33 +1,14 @@
-"""Speech for the duplex tests, made with espeak-ng (cached per test run)."""
+"""Fixtures for the duplex tests (helpers live in duplex_helpers.py)."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import tempfile
 
 import numpy as np
 import pytest
-import soundfile as sf
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from kernels.resample import resample  # noqa: E402
-
-RATE = 16000
-
-
-def say(text: str, voice: str = "en-us", wpm: int = 160) -> np.ndarray:
-    """16 kHz speech of `text`, leading and trailing silence cut."""
-    if not shutil.which("espeak-ng"):
-        pytest.skip("espeak-ng is needed (apt-get install espeak-ng)")
-    with tempfile.NamedTemporaryFile(suffix=".wav") as f:
-        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", f.name, text], check=True,
-                       capture_output=True)
-        x, rate = sf.read(f.name, dtype="float32")
-    x = resample(x, rate, RATE)
-    loud = np.flatnonzero(np.abs(x) > 3e-3)
-    return x[loud[0]:loud[-1] + 1]
+from duplex_helpers import say  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from edge.duplex.echo import AlignedEchoCanceller
 from edge.duplex.reference import ReferenceTimeline
 from edge.duplex.room import RoomEcho, RoomSettings
 
-from conftest import RATE, say
+from duplex_helpers import RATE, say
 
 
 def echo_path(x: np.ndarray, delay_ms: float, seed: int = 3) -> np.ndarray:

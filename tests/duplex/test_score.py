@@ -8,7 +8,7 @@ import soundfile as sf
 from edge.bench.duplex import self_interruptions
 from edge.duplex.score import CaseScore, Segment, event_segment, merge, score_case, segments, summarize
 
-from conftest import RATE, say
+from duplex_helpers import RATE, say
 
 LONG = ("The printing press changed Europe within a single lifetime and books became cheap for everyone "
         "who wanted to read them in their own language")

@@ -14,7 +14,7 @@ from edge.models import barge_in
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
-from conftest import RATE, say
+from duplex_helpers import RATE, say
 
 ROOM = {"delay_ms": 120.0, "gain_db": -6.0}
 LONG_REPLY = ("The printing press changed Europe within a single lifetime. Books became cheap, and ideas moved "

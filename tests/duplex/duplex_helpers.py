@@ -1,0 +1,27 @@
+"""Speech for the duplex tests, made with espeak-ng."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from kernels.resample import resample
+
+RATE = 16000
+
+
+def say(text: str, voice: str = "en-us", wpm: int = 160) -> np.ndarray:
+    """16 kHz speech of `text`, leading and trailing silence cut."""
+    if not shutil.which("espeak-ng"):
+        pytest.skip("espeak-ng is needed (apt-get install espeak-ng)")
+    with tempfile.NamedTemporaryFile(suffix=".wav") as f:
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", f.name, text], check=True,
+                       capture_output=True)
+        x, rate = sf.read(f.name, dtype="float32")
+    x = resample(x, rate, RATE)
+    loud = np.flatnonzero(np.abs(x) > 3e-3)
+    return x[loud[0]:loud[-1] + 1]
