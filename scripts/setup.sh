@@ -49,7 +49,7 @@ llama_wheel() {
   fi
   if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
     quiet "$VENV/bin/pip" install -q --no-deps "$dir"/llama_cpp_python-*.whl
-    quiet "$VENV/bin/pip" install -q "typing-extensions>=4.5" "diskcache>=5.6" "jinja2>=2.11"
+    quiet "$VENV/bin/pip" install -q "numpy>=1.26" "typing-extensions>=4.5" "diskcache>=5.6" "jinja2>=2.11"
   fi
 }
 
