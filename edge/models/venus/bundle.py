@@ -8,15 +8,16 @@ note saying so).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from export.errors import ExportError
+from export.manifest import load_manifest, sha256_file
+
 log = logging.getLogger("edge.venus")
 
-FORMAT, FORMAT_VERSION = "venus-bundle", 1
 GGUF_ORDER = ("F32", "BF16", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_0",
               "IQ4_XS", "Q3_K_M", "Q2_K")
 ONNX_ORDER = ("fp32", "fp16", "int8")
@@ -46,28 +47,14 @@ class Bundle:
     notes: list[str] = field(default_factory=list)  # fallbacks taken, one sentence each
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(8 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_manifest(root: Path) -> dict:
-    path = root / "manifest.json"
+    """The manifest, read and format-checked by the exporter's own reader (one format, one reader)."""
     if not root.is_dir():
         raise BundleError(f"bundle {root} is not a directory; give the folder that venus-export build wrote.")
-    if not path.is_file():
-        raise BundleError(f"{root} has no manifest.json, so it is not a bundle; build one with venus-export build.")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise BundleError(f"{path} is not valid JSON (line {e.lineno}); rebuild the bundle.") from None
-    if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}; rebuild the bundle "
-                          "with this version of venus-export.")
-    return data
+        return load_manifest(root)
+    except ExportError as exc:
+        raise BundleError(f"{exc} Rebuild it with this version of venus-export.") from None
 
 
 def verify_files(root: Path, manifest: dict, hashes: bool = True) -> None:
@@ -78,7 +65,7 @@ def verify_files(root: Path, manifest: dict, hashes: bool = True) -> None:
         if path.stat().st_size != meta.get("size"):
             raise BundleError(f"bundle file {rel} has {path.stat().st_size} bytes where the manifest says "
                               f"{meta.get('size')}; the copy is incomplete or the file was changed.")
-        if hashes and _sha256(path) != meta.get("sha256"):
+        if hashes and sha256_file(path) != meta.get("sha256"):
             raise BundleError(f"bundle file {rel} does not match its sha256 in the manifest; it is damaged or was "
                               "changed after the build, so copy or rebuild the bundle.")
 
