@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 from pathlib import Path
 
 import numpy as np
-from gguf import GGUFWriter
+from gguf import GGUFWriter, LlamaFileType
 from tqdm import tqdm
 
 from export.errors import ExportError
@@ -61,6 +62,30 @@ def write_streamed(writer: GGUFWriter, tensors: list[PlannedTensor], desc: str, 
             writer.write_padding(fout, written)
     writer.close()
     return total
+
+
+class TransformerShape(Protocol):
+    context: int
+    hidden: int
+    n_layers: int
+    ffn: int
+    n_head: int
+    n_head_kv: int
+    rope_theta: float
+    rms_eps: float
+
+
+def add_transformer_shape(w: GGUFWriter, p: TransformerShape) -> None:
+    """The hyper-parameters every llama.cpp decoder loader (llama, qwen3) reads, for an F16 file."""
+    w.add_file_type(LlamaFileType.MOSTLY_F16)
+    w.add_context_length(p.context)
+    w.add_embedding_length(p.hidden)
+    w.add_block_count(p.n_layers)
+    w.add_feed_forward_length(p.ffn)
+    w.add_head_count(p.n_head)
+    w.add_head_count_kv(p.n_head_kv)
+    w.add_rope_freq_base(p.rope_theta)
+    w.add_layer_norm_rms_eps(p.rms_eps)
 
 
 def open_writer(path: Path, arch: str) -> GGUFWriter:

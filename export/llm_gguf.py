@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from gguf import GGUFWriter, LlamaFileType, MODEL_TENSOR
+from gguf import GGUFWriter, MODEL_TENSOR
 
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
-from export.gguf_stream import PlannedTensor, open_writer, write_streamed
+from export.gguf_stream import PlannedTensor, add_transformer_shape, open_writer, write_streamed
 from export.names import QWEN3_GLOBAL, QWEN3_IGNORED, QWEN3_LAYER, Mapped, check_names, expand, expand_names
 from export.vocab import REQUIRED_TOKENS, Vocab, add_bpe_vocab, read_vocab
 
@@ -124,16 +124,8 @@ def convert_llm(reader: CheckpointReader, out: Path, progress: bool = True) -> d
 def add_metadata(w: GGUFWriter, reader: CheckpointReader, p: Qwen3Params, vocab: Vocab) -> None:
     """Hyper-parameters and the tokenizer, as llama.cpp's qwen3 loader reads them."""
     w.add_name(reader.config.get("_name_or_path") or reader.path.name)
-    w.add_file_type(LlamaFileType.MOSTLY_F16)
-    w.add_context_length(p.context)
-    w.add_embedding_length(p.hidden)
-    w.add_block_count(p.n_layers)
-    w.add_feed_forward_length(p.ffn)
-    w.add_head_count(p.n_head)
-    w.add_head_count_kv(p.n_head_kv)
+    add_transformer_shape(w, p)
     w.add_key_length(p.head_dim)
     w.add_value_length(p.head_dim)
-    w.add_rope_freq_base(p.rope_theta)
-    w.add_layer_norm_rms_eps(p.rms_eps)
     w.add_vocab_size(p.vocab_size)
     add_bpe_vocab(w, vocab)

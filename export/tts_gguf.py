@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from gguf import LlamaFileType
 
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
-from export.gguf_stream import PlannedTensor, open_writer, write_streamed
+from export.gguf_stream import PlannedTensor, add_transformer_shape, open_writer, write_streamed
 from export.names import TTS_EXTRA_FIXED, TTS_GLOBAL, TTS_IGNORED, TTS_LAYER, TTS_PROJECTORS, Mapped, check_names, \
     expand, expand_names
 from export.transforms import transforms_for
@@ -133,16 +132,8 @@ def convert_tts(reader: CheckpointReader, out_gguf: Path, progress: bool = True)
     tmp = out_gguf.with_name(out_gguf.name + ".partial")
     w = open_writer(tmp, ARCH)
     w.add_name("venus-tts")
-    w.add_file_type(LlamaFileType.MOSTLY_F16)
-    w.add_context_length(p.context)
-    w.add_embedding_length(p.hidden)
-    w.add_block_count(p.n_layers)
-    w.add_feed_forward_length(p.ffn)
-    w.add_head_count(p.n_head)
-    w.add_head_count_kv(p.n_head_kv)
+    add_transformer_shape(w, p)
     w.add_rope_dimension_count(p.head_dim)
-    w.add_rope_freq_base(p.rope_theta)
-    w.add_layer_norm_rms_eps(p.rms_eps)
     w.add_vocab_size(p.n_codes)  # llama.cpp needs it when the tokenizer is "none"
     w.add_tokenizer_model("none")
     nbytes = write_streamed(w, [_plan(reader, r, p) for r in rows], desc="tts -> gguf", progress=progress)
