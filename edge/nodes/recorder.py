@@ -8,7 +8,7 @@ import time
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
 from edge.timeline.journal import JournalWriter
-from edge.wire import Envelope, encode
+from edge.wire import Envelope
 
 
 class RecorderNode(Node):
@@ -35,9 +35,7 @@ class RecorderNode(Node):
         if env.topic.startswith("sys.probe"):
             return
         if self.writer is not None:
-            frames = encode(env.msg, seq=env.seq, epoch=env.epoch, t_ns=env.t_ns, src=env.src,
-                            payload=env.payload, topic=env.topic)
-            self.writer.append(self.io.clock.now_ns(), frames)
+            self.writer.append(self.io.clock.now_ns(), [env.topic.encode(), env.header, *env.payload])
         if isinstance(env.msg, m.SessionEnd):
             if self.writer is not None:
                 self.writer.flush(sync=True)

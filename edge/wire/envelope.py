@@ -41,6 +41,7 @@ class Envelope:
     src: str
     msg: Message
     payload: list[bytes] = field(default_factory=list)
+    header: bytes = b""  # the header frame as received, so a recorder stores it without re-encoding
 
 
 def encode(msg: Message, *, seq: int, epoch: int, t_ns: int, src: str,
@@ -92,7 +93,7 @@ def decode(frames: Sequence[bytes]) -> Envelope:
     except (TypeError, ValueError) as exc:
         raise WireError("malformed", str(exc)) from None
     return Envelope(topic, type_name, meta["seq"], meta["epoch"], meta["t_ns"], src, msg,
-                    [bytes(f) for f in frames[2:]])
+                    [bytes(f) for f in frames[2:]], bytes(frames[1]))
 
 
 _SIMPLE = {"int": int, "float": (int, float), "str": str, "bool": bool, "bytes": bytes, "dict": dict, "list": list}
