@@ -70,6 +70,17 @@ class NodeIO:
             self._pub.send_multipart(frames, copy=False)
             self.sent += 1
 
+    def send_frames(self, frames: list[bytes]) -> None:
+        """Publish frames already encoded (re-sends of reliable messages, bus probes)."""
+        with self._lock:
+            self._pub.send_multipart(frames)
+
+    def resend_due(self) -> None:
+        """Re-send every reliable message whose acknowledgement is overdue (under the lock the senders take)."""
+        with self._lock:
+            for frames in self._outbox.due():
+                self._pub.send_multipart(frames)
+
     def control(self, msg: Message) -> None:
         with self._lock:
             self._ctl.send_multipart(self._frames(msg, (), None))
@@ -177,8 +188,8 @@ class NodeRunner:
         nonce = 0
         while time.monotonic() < deadline:
             nonce += 1
-            io._pub.send_multipart(encode(m.Probe(self.spec.name, nonce), seq=0, epoch=0, t_ns=0,
-                                          src=self.spec.name, topic=f"sys.probe.{self.spec.name}"))
+            io.send_frames(encode(m.Probe(self.spec.name, nonce), seq=0, epoch=0, t_ns=0, src=self.spec.name,
+                                  topic=f"sys.probe.{self.spec.name}"))
             if sub.poll(50):
                 while sub.poll(0):
                     frames = sub.recv_multipart()
@@ -233,10 +244,7 @@ class NodeRunner:
             if node.done and not announced_done:
                 io.control(m.Finished(self.spec.name))
                 announced_done = True
-            with io._lock:
-                resend = self.outbox.due()
-                for frames in resend:
-                    io._pub.send_multipart(frames)
+            io.resend_due()
             wake = min(next_hb, next_tick, self.outbox.next_deadline() or next_hb)
             timeout_ms = max(0, int((wake - time.monotonic()) * 1000))
             events = dict(poller.poll(timeout_ms))
