@@ -61,7 +61,3 @@ class VirtualClock:
 
     def sleep_until(self, t_ns: int) -> None:
         self.advance_to(t_ns)
-
-
-def ms(t_ns: int) -> float:
-    return t_ns / 1e6

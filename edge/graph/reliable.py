@@ -46,9 +46,6 @@ class Outbox:
     def __len__(self) -> int:
         return len(self._pending)
 
-    def ids(self) -> list[str]:
-        return list(self._pending)
-
 
 class Dedup:
     """Receiver side: remembers the last `capacity` ids so a re-sent message is handled once."""

@@ -7,7 +7,6 @@ means a crash loses at most the record being written.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,10 +114,3 @@ def content(journal: Journal, types: tuple[str, ...] = CONTENT_TYPES) -> list[tu
         if msg.TYPE in types:
             out.append((msg.TYPE, msg.content()))
     return out
-
-
-def content_digest(journal: Journal, types: tuple[str, ...] = CONTENT_TYPES) -> str:
-    h = hashlib.sha256()
-    for t, body in content(journal, types):
-        h.update(msgpack.packb([t, body], use_bin_type=True))
-    return h.hexdigest()
