@@ -33,7 +33,7 @@ def write(path: Path, total_s: float, *parts: tuple[float, np.ndarray]) -> Path:
 def session(tmp_path: Path, mic: Path, frontend: str, voice: str, **kw) -> Journal:
     cfg = SessionConfig(mic=str(mic), speaker=str(tmp_path / "reply.wav"), journal=str(tmp_path / "s.journal"),
                         realtime=False, frontend=frontend, voice=voice, threads=1, speaker_rate=16000,
-                        room_echo=ROOM, **kw)
+                        **{"room_echo": ROOM, **kw})
     report = run_session(cfg, settings=SupervisorSettings(hang_s=120.0))
     assert report.ok, report.reason
     return Journal(cfg.journal)
@@ -61,7 +61,7 @@ def test_with_echo_and_no_user_speech_the_assistant_never_interrupts_itself(tmp_
 
 @pytest.fixture(scope="module")
 def overlaps(tmp_path_factory):
-    """A request, then over the reply a backchannel, then an interruption, with the room's echo."""
+    """A request, then over the reply a backchannel, then an interruption."""
     from edge.duplex.suite import Synth, Voice
 
     d = tmp_path_factory.mktemp("overlaps")
@@ -74,7 +74,9 @@ def overlaps(tmp_path_factory):
     back = 0.25 * synth.say("Yeah.", joe)
     inter = 0.25 * say("Wait, stop. What is the capital of France?", "en-us", 170)
     mic = write(d / "mic.wav", t_int + 9.0, (0.3, request), (t_back, back), (t_int, inter))
-    j = session(d, mic, "default", "piper", echo_cancel=True)
+    # No room echo here: how much of the user's onset the echo canceller holds back depends on process
+    # timing, which would make the boundary of the decision vary; echo has its own tests above.
+    j = session(d, mic, "default", "piper", echo_cancel=True, room_echo=None)
     reply, rate = sf.read(d / "reply.wav", dtype="float32")
     return j, reply, rate, t_back, t_int
 
