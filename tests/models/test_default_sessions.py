@@ -86,7 +86,8 @@ def test_stop_wait_stops_the_reply_by_the_next_chunk_boundary(stop):
     assert not [t for t in s.all(m.SpeakText) if t.index > d.index], "it kept talking after 'stop, wait'"
     cut = int(boundary_ns / 1e9 * s.rate)
     before, after = s.reply[cut - s.rate // 2:cut], s.reply[cut + s.rate // 50:]
-    assert np.sqrt(np.mean(before ** 2)) > 0.01  # the reply was playing when the user spoke
+    # The reply was playing when the user spoke (ducked to 0.3 by then: about 0.009 RMS, silence is under 1e-3).
+    assert np.sqrt(np.mean(before ** 2)) > 0.003
     assert np.abs(after).max() < 1e-3  # and is silent from the boundary on
 
 
