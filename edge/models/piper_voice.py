@@ -12,6 +12,7 @@ import re
 from typing import Iterator
 
 import numpy as np
+import onnxruntime as ort
 
 from edge.models.locate import PIPER_JOE, PIPER_JOE_CONFIG
 from edge.models.phonemes import Phonemizer, phoneme_ids, split_sentences
@@ -23,7 +24,7 @@ _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
 class PiperVoice:
     name = "piper"
 
-    def __init__(self, threads: int = 1, length_scale: float | None = None) -> None:
+    def __init__(self, threads: int = 1, length_scale: float | None = None, seed: int = 0) -> None:
         config = json.loads(PIPER_JOE_CONFIG.locate().read_text())
         self.sample_rate = int(config["audio"]["sample_rate"])
         self.id_map: dict[str, list[int]] = config["phoneme_id_map"]
@@ -31,6 +32,9 @@ class PiperVoice:
         self.scales = np.array([inf.get("noise_scale", 0.667), length_scale or inf.get("length_scale", 1.0),
                                 inf.get("noise_w", 0.8)], np.float32)
         self.phonemizer = Phonemizer(config.get("espeak", {}).get("voice", "en-us"))
+        # VITS draws noise in-graph; the seed is taken when the session is built, so one voice says
+        # the same sentences the same way every run (virtual-clock sessions must be replayable).
+        ort.set_seed(seed)
         self.session = cpu_session(PIPER_JOE.locate(), threads)
 
     def sentence_audio(self, sentence: str) -> np.ndarray:
@@ -53,4 +57,4 @@ class PiperVoice:
 
 
 def build(config: dict) -> PiperVoice:
-    return PiperVoice(threads=int(config.get("threads", 1) or 1))
+    return PiperVoice(threads=int(config.get("threads", 1) or 1), seed=int(config.get("seed", 0) or 0))

@@ -74,18 +74,11 @@ def overlaps(tmp_path_factory):
     back = 0.25 * synth.say("Yeah.", joe)
     inter = 0.25 * say("Wait, stop. What is the capital of France?", "en-us", 170)
     mic = write(d / "mic.wav", t_int + 9.0, (0.3, request), (t_back, back), (t_int, inter))
-    # No room echo here: how much of the user's onset the echo canceller holds back depends on process
-    # timing, which would make the boundary of the decision vary; echo has its own tests above.
-    j = session(d, mic, "default", "piper", echo_cancel=True, room_echo=None)
+    j = session(d, mic, "default", "piper", echo_cancel=True)
     reply, rate = sf.read(d / "reply.wav", dtype="float32")
     return j, reply, rate, t_back, t_int
 
 
-# Known defect (issue 8 stays open on it): on the virtual clock capture runs ahead of playback, so what the
-# barge-in listener sees of the reply varies with process timing and some runs misjudge the backchannel or
-# decide the interruption a boundary late. The test still runs and reports; it must pass again once that
-# ordering is deterministic (then remove this mark).
-@pytest.mark.xfail(strict=False, reason="barge-in on the virtual clock depends on process timing (open defect)")
 def test_a_backchannel_does_not_stop_the_reply_and_an_interruption_does_by_the_next_boundary(overlaps):
     j, reply, rate, t_back, t_int = overlaps
     decisions = [msg for _, msg in j.messages(m.ChunkDecision)]
