@@ -61,6 +61,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
     work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
     wav, frames = extract_input(original, work)
     known = {k: v for k, v in config.items() if k in SESSION_FIELDS}
+    # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
+    # room again, or cancelling a second time, would change the input the session decided on.
+    known.update(room_echo=None, echo_cancel=False)
     extra = {k: v for k, v in config.items() if k not in SESSION_FIELDS}
     cfg = SessionConfig(**{**known, "mic": str(wav), "camera": str(frames) if frames else None,
                            "speaker": speaker or str(work / "reply.wav"),

@@ -104,3 +104,12 @@ def test_speech_over_the_reply_ducks_playback_within_100_ms(overlaps):
     t, d = heard[0]
     assert t - d.onset_ns <= 100_000_000  # from the first voiced frame to the duck
     assert t / 1e9 - t_int <= 0.3  # and close to when the user really started (the echo canceller holds some back)
+
+
+def test_replaying_a_session_with_room_echo_gives_the_same_decisions(overlaps, tmp_path):
+    from edge.timeline.replay import replay
+
+    j = overlaps[0]
+    result = replay(j.path, verify=True, speaker=str(tmp_path / "replay.wav"))
+    assert result.ok, result.first_difference
+    assert result.compared >= 10
