@@ -39,6 +39,9 @@ def session_parser() -> argparse.ArgumentParser:
     model.add_argument("--bundle", help="an exported Realtime-Venus bundle directory (same as --frontend bundle:DIR)")
     model.add_argument("--script", help="a scripted frontend file (same as --frontend scripted:FILE)")
     model.add_argument("--voice", default=None, help="speech decoder: piper (default), espeak, null, or bundle:DIR")
+    model.add_argument("--asr", choices=("tiny.en", "base"), default=None,
+                       help="the embedded default's speech recognizer: tiny.en (default, fastest) or base "
+                            "(reads more voices and names right, about twice the compute)")
     model.add_argument("--threads", type=int, default=None, help="threads for model inference (default: 1 on "
                                                                   "machines with 2 cores or fewer, else 4)")
     run = p.add_argument_group("running")
@@ -93,7 +96,8 @@ def run(argv: list[str]) -> int:
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
-                        threads=args.threads or _default_threads(), extra={"harness": harness} if harness else {},
+                        threads=args.threads or _default_threads(),
+                        extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle"):
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "

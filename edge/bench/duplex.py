@@ -51,11 +51,13 @@ def self_interruptions(onsets: list[float], speech: list[Segment], slack_s: floa
     return sum(not any(s.start - slack_s <= t <= s.end + slack_s for s in speech) for t in onsets)
 
 
-def run_case(case: Case, condition: str, out: Path, chunk_ms: int, threads: int) -> tuple[CaseScore, dict]:
+def run_case(case: Case, condition: str, out: Path, chunk_ms: int, threads: int,
+             asr: str = "tiny.en") -> tuple[CaseScore, dict]:
     tag = f"{case.name}-{condition}"
     cfg = SessionConfig(mic=case.wav, speaker=str(out / f"{tag}.reply.wav"), journal=str(out / f"{tag}.journal"),
                         chunk_ms=chunk_ms, realtime=False, frontend="default", voice="piper", threads=threads,
-                        echo_cancel=True, room_echo=asdict(CONDITIONS[condition]) if CONDITIONS[condition] else None)
+                        echo_cancel=True, room_echo=asdict(CONDITIONS[condition]) if CONDITIONS[condition] else None,
+                        extra={"asr": asr})
     t0 = time.monotonic()
     # On the virtual clock a slow step only delays the run; never mistake it for a hang on a busy machine.
     report = run_session(cfg, settings=SupervisorSettings(hang_s=900.0, handshake_timeout_s=600.0))
@@ -106,6 +108,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")
     p.add_argument("--categories", default=",".join(CATEGORIES), help="which overlap events to run")
     p.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
+    p.add_argument("--asr", choices=("tiny.en", "base"), default="tiny.en",
+                   help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--out", help="keep inputs, replies, journals and results.json here")
     args = p.parse_args(argv)
     conditions = [c for c in args.conditions.split(",") if c]
@@ -128,7 +132,7 @@ def main(argv: list[str]) -> int:
     facts = []
     for cond in conditions:
         for case in cases:
-            score, f = run_case(case, cond, out, args.chunk_ms, args.threads)
+            score, f = run_case(case, cond, out, args.chunk_ms, args.threads, args.asr)
             results[cond].append(score)
             facts.append(f)
             print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
@@ -138,7 +142,7 @@ def main(argv: list[str]) -> int:
     for cond in conditions:
         print()
         print(table(f"{cond} ({'room echo, cancelled' if CONDITIONS[cond] else 'no echo'}), chunk {args.chunk_ms} "
-                    f"ms", results[cond]))
+                    f"ms, asr {args.asr}", results[cond]))
     rtf = [f["compute_s"] / f["input_s"] for f in facts if f["input_s"]]
     print(f"\nfrontend compute per second of audio (median over sessions): {statistics.median(rtf):.2f} s; "
           f"results in {out}")

