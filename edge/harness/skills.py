@@ -3,7 +3,8 @@
     skills/
       unit_converter/
         skill.json     name, version, description, instructions, arguments (JSON Schema), entry
-        skill.py       entry {"python": "skill.py:run"}: run(arguments, context) -> str | {"text", "ttl_s"}
+        skill.py       entry {"python": "skill.py:run"}: run(arguments, context) -> str | {"text", "ttl_s"},
+                       called in a process of its own (edge.harness.skill_host), so a hung call can be killed
       weather/
         skill.json     entry {"command": ["python3", "weather.py"]}: JSON on stdin, text or JSON on stdout;
         weather.py     exit code 75 means "try again later" (retried), any other non-zero is a failure
@@ -12,12 +13,12 @@ A bad manifest is skipped with one sentence saying what is wrong; the others sti
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import subprocess
+import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jsonschema
 
@@ -25,6 +26,7 @@ from edge.harness.capability import CapabilityError, Outcome, RunContext, Transi
 
 log = logging.getLogger("edge.harness.skills")
 EX_TEMPFAIL = 75
+LOAD_TIMEOUT_S = 20.0  # a Python entry is imported once at load, in a child process, to report errors early
 
 MANIFEST_SCHEMA = {
     "type": "object",
@@ -66,32 +68,30 @@ class Skill:
         self.timeout_s = float(manifest.get("timeout_s", default_timeout_s))
         self.ttl_s = manifest.get("ttl_s")
         entry = manifest["entry"]
-        self.command: list[str] | None = entry.get("command")
-        self._fn: Callable[..., Any] | None = None
-        if "python" in entry:
-            self._fn = self._load_python(entry["python"])
+        self.command: list[str] = entry["command"] if "command" in entry else self._python_command(entry["python"])
 
-    def _load_python(self, entry: str) -> Callable[..., Any]:
+    def _python_command(self, entry: str) -> list[str]:
+        """The host command for a Python entry, after checking (in a child process) that it loads."""
         file, _, attr = entry.partition(":")
         path = (self.root / file).resolve()
         if self.root.resolve() not in path.parents:
             raise SkillError(f"skill {self.name}: entry file {file} must be inside the skill's folder {self.root}")
         if not path.is_file():
             raise SkillError(f"skill {self.name}: entry file {file} does not exist in {self.root}")
-        spec = importlib.util.spec_from_file_location(f"venus_skill_{self.name.replace('.', '_')}", path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        host = [sys.executable, "-m", "edge.harness.skill_host"]
         try:
-            spec.loader.exec_module(module)  # type: ignore[union-attr]
-        except Exception as exc:
-            raise SkillError(f"skill {self.name}: {file} failed to import ({exc})") from None
-        fn = getattr(module, attr, None)
-        if not callable(fn):
-            raise SkillError(f"skill {self.name}: {file} has no function {attr}")
-        return fn
+            check = subprocess.run([*host, "--check", str(path), attr], cwd=self.root, capture_output=True,
+                                   text=True, timeout=LOAD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise SkillError(f"skill {self.name}: {file} did not finish loading within {LOAD_TIMEOUT_S:.0f} s") from None
+        if check.returncode != 0:
+            why = (check.stderr.strip().splitlines() or [f"exit code {check.returncode}"])[-1]
+            raise SkillError(f"skill {self.name}: {file} failed to load ({why[:200]})")
+        return [*host, str(path), attr]
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
         context = {"instruction": ctx.instruction, "work_id": ctx.work_id, "attempt": ctx.attempt}
-        out = self._fn(arguments, context) if self._fn is not None else self._run_command(arguments, context, ctx)
+        out = self._run_command(arguments, context, ctx)
         if isinstance(out, dict):
             if "text" not in out:
                 raise CapabilityError(f"the {self.name} skill returned no text")
@@ -99,7 +99,6 @@ class Skill:
         return Outcome(str(out), self.ttl_s)
 
     def _run_command(self, arguments: dict[str, Any], context: dict, ctx: RunContext) -> Any:
-        assert self.command is not None
         try:
             proc = subprocess.Popen(self.command, cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,49 @@ def test_python_skill_runs_and_invalid_arguments_are_refused(tmp_path):
     bad = built.harness.store.get("w2")
     assert bad.state == S.FAILED and "invalid arguments" in bad.reason and "leagues" in bad.reason
     built.close()
+
+
+def test_a_python_skill_that_hangs_is_killed_at_its_timeout(tmp_path):
+    root = tmp_path / "skills"
+    write_skill(root, "stuck", {"name": "stuck", "version": "1", "description": "Never answers.", "timeout_s": 2,
+                                "arguments": {"type": "object"}, "entry": {"python": "skill.py:run"}},
+                {"skill.py": """
+                    import os, pathlib, time
+                    def run(arguments, context):
+                        pathlib.Path("pid").write_text(str(os.getpid()))
+                        time.sleep(3600)
+                 """})
+    clock, emit = VirtualClock(), Emitted()
+    cfg = {"skills": str(root), "router": {"scripted": {"rules": [{"match": ".", "capability": "stuck",
+                                                                     "arguments": {}}]}}}
+    built = build_harness(cfg, tmp_path / "state", clock, emit)
+    h = built.harness
+    h.accept("w", "anything", 0, 0)
+    h.poll()
+    pid_file = root / "stuck" / "pid"
+    wait_until(pid_file.exists, "the skill never started")
+    pid = int(pid_file.read_text())
+    clock.advance_to(clock.now_ns() + 5 * 10**9)  # past the skill's own 2 s timeout
+    h.poll()
+    item = h.store.get("w")
+    assert item.state == S.FAILED and "took too long" in item.reason
+    wait_until(lambda: not process_alive(pid), "the hung skill's process was left running")
+    built.close()
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_until(cond, why: str, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        assert time.monotonic() < deadline, why
+        time.sleep(0.05)
 
 
 def test_subprocess_skill_exit_75_is_retried(tmp_path):
