@@ -33,13 +33,14 @@ USER_DBFS = -24.0  # RMS of the user's speech
 BACKGROUND_DB = -20.0  # background speech relative to the user
 LEAD_S, EVENT_AFTER_S, TAIL_S = 0.5, 5.0, 7.0
 
-# Requests the embedded default answers itself, at length (a question that needs outside knowledge is
-# delegated instead, with a short "let me check": nothing would be playing when the event comes).
+# Requests the embedded default answers itself, at length, whichever recognizer hears them (a question
+# that needs outside knowledge, or a story, is delegated with a short "let me check", and a request its
+# voice makes unreadable gets a short answer: either way nothing would be playing when the event comes).
 REQUESTS = (
     "Please explain in detail how the human heart pumps blood around the body.",
     "Can you explain how a bicycle works?",
-    "Tell me a short story about a brave little mouse.",
-    "Tell me about the life of a honeybee.",
+    "Please explain in detail how the lungs work.",
+    "Can you explain how an airplane flies?",
 )
 EVENTS = {
     "interruption": ("Wait, stop. Can you tell me a good recipe for pancakes instead?",
