@@ -126,6 +126,28 @@ def test_a_python_skill_that_hangs_is_killed_at_its_timeout(tmp_path):
     built.close()
 
 
+def test_a_python_skill_asks_for_a_retry_by_raising_transient_error(tmp_path):
+    root = tmp_path / "skills"
+    write_skill(root, "busy", {"name": "busy", "version": "1", "description": "Busy once.",
+                               "arguments": {"type": "object"}, "entry": {"python": "skill.py:run"}},
+                {"skill.py": """
+                    import pathlib
+                    from edge.harness.capability import TransientError
+                    def run(arguments, context):
+                        print("chatter on stdout stays out of the result")
+                        if context["attempt"] == 1:
+                            raise TransientError("the server is busy")
+                        return {"text": "Done on attempt " + str(context["attempt"]) + "."}
+                 """})
+    clock, emit = VirtualClock(), Emitted()
+    cfg = {"skills": str(root), "backoff_s": 0.1,
+           "router": {"scripted": {"rules": [{"match": ".", "capability": "busy", "arguments": {}}]}}}
+    built = build_harness(cfg, tmp_path / "state", clock, emit)
+    item = run_one(built, clock, emit, "anything")
+    assert item.state == S.COMPLETED and item.result == "Done on attempt 2." and item.attempts == 2
+    built.close()
+
+
 def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
