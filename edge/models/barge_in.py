@@ -23,10 +23,11 @@ STOP_WORDS = frozenset({"stop", "wait", "hold", "pause", "quiet", "enough", "shu
 GO_ON = frozenset({"backchannel", "echo", "noise", "other", "background"})
 MAX_BACKCHANNEL_MS = 1200  # longer speech is taking the floor, whatever its words
 MIN_READABLE_MS = 250  # shorter voiced speech may be the start of either: decide at the next boundary
+MIN_WORD_MS = 150  # finished speech voiced for less holds no word; what the recognizer reads in it is made up
 
 
-# Fillers the recognizer spells freely: "Mmm", "mhm", "uh-huh", "hmm", "ahh".
-_FILLER = re.compile(r"^(m+(h+m+)?|h+m+|u+h+(u+h+)?|a+h+|o+h+|u+m+|e+r+m*)$")
+# Fillers the recognizer spells freely: "Mmm", "mhm", "N-n-n", "uh-huh", "hmm", "ahh".
+_FILLER = re.compile(r"^(m+(h+m+)?|n+|h+m+|u+h+(u+h+)?|a+h+|o+h+|u+m+|e+r+m*)$")
 
 
 def words(text: str) -> list[str]:
@@ -50,6 +51,8 @@ def classify(text: str, voiced_ms: float, ongoing: bool, own_words: set[str]) ->
         if voiced_ms >= 2 * MAX_BACKCHANNEL_MS:
             return Verdict("interrupt", ws)  # sustained speech the recognizer cannot read: still the user's turn
         return Verdict("pending" if ongoing else "noise", ws)
+    if not ongoing and voiced_ms < MIN_WORD_MS:
+        return Verdict("noise", ws)
     if own_words and len(ws) >= 2 and sum(w in own_words for w in ws) >= 0.75 * len(ws):
         return Verdict("echo", ws)
     if all(is_backchannel_word(w) for w in ws) and voiced_ms <= MAX_BACKCHANNEL_MS:

@@ -25,6 +25,9 @@ def policy() -> BargeInPolicy:
 @pytest.mark.parametrize("text,voiced,decision", [
     ("Mm-hmm.", 500, "backchannel"),
     ("Yeah.", 400, "backchannel"),
+    ("M M M", 540, "backchannel"),  # how the recognizer spells a hum
+    ("N-N-N", 480, "backchannel"),
+    ("Then", 96, "noise"),  # a finished blip too short for a word: the recognizer made it up
     ("Wait, stop. Can you tell me a recipe for pancakes instead?", 2500, "interrupt"),
     ("Hey Mark, could you close the window, please?", 2000, "other"),
     ("Sarah, dinner is almost ready.", 1500, "other"),
