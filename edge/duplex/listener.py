@@ -16,6 +16,7 @@ from edge.duplex.echo import FRAME, AlignedEchoCanceller
 from edge.duplex.policy import speech_level_db
 from edge.duplex.reference import RATE, ReferenceTimeline
 from edge.duplex.room import RoomEcho, RoomSettings
+from edge.duplex.window import SampleWindow
 
 log = logging.getLogger("edge.duplex")
 NS = 1_000_000_000
@@ -43,22 +44,20 @@ class DuplexListener:
             from edge.models.onset import OnsetDetector
 
             self.detector = OnsetDetector(threads=threads)
-        self._clean = np.zeros(0, np.float32)  # recent cleaned audio, for levels
-        self._clean_start = 0  # sample index of _clean[0]
+        self._clean = SampleWindow(int(keep_s * RATE))  # recent cleaned audio, for levels
         self._onset: tuple[int, bool] | None = None  # (onset sample index, playback at onset)
-        self.keep = int(keep_s * RATE)
 
     def process(self, mic: np.ndarray, start: int) -> tuple[np.ndarray, list[Activity]]:
         """Clean one block starting at session sample `start` (whole 10 ms frames); return it and speech events."""
         mic = np.asarray(mic, np.float32)
-        ref = self.refs.take(start, len(mic))
         if self.room is not None:
             mic = mic + self.room.echo(self.refs.take(start - self.room.delay, len(mic)))
         if self.aec is not None:
+            ref = self.refs.take(start, len(mic))
             usable = len(mic) - len(mic) % FRAME
             if usable:
                 mic = np.concatenate([self.aec.process(mic[:usable], ref[:usable]), mic[usable:]])
-        self._remember(mic, start)
+        self._clean.put(start, mic)
         events: list[Activity] = []
         if self.detector is not None:
             for ev in self.detector.feed(mic, start * NS // RATE):
@@ -71,19 +70,11 @@ class DuplexListener:
                     self._onset = None
         return mic, events
 
-    def _remember(self, x: np.ndarray, start: int) -> None:
-        if not len(self._clean):
-            self._clean_start = start
-        self._clean = np.concatenate([self._clean, x])
-        if len(self._clean) > 2 * self.keep:
-            drop = len(self._clean) - self.keep
-            self._clean, self._clean_start = self._clean[drop:], self._clean_start + drop
-
     def _activity(self, kind: str, t_ns: int) -> Activity:
         assert self._onset is not None
         on, playback = self._onset
         end = t_ns * RATE // NS
-        seg = self._clean[max(0, on - self._clean_start):max(0, end - self._clean_start)]
+        seg = self._clean.segment(on, end)
         level = speech_level_db(seg)
         return Activity(kind, on * NS // RATE, t_ns, -120.0 if level is None else level,
                         (end - on) * 1000 / RATE, playback)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import soxr
 
+from edge.duplex.window import SampleWindow
+
 RATE = 16000
 
 
@@ -22,13 +24,11 @@ CONTEXT_S = 0.06  # source audio kept from the last block, to resample the next 
 
 class ReferenceTimeline:
     def __init__(self, keep_s: float = 10.0, rewrite: bool = True) -> None:
-        self.keep = int(keep_s * RATE)
+        self.window = SampleWindow(int(keep_s * RATE))
         # Rewrite a block's last samples once the next block gives them context (live: the microphone hears
         # them later). On the virtual clock they are read at once, by the canceller and the simulated room
         # alike, so first values stay: both must see the same samples.
         self.rewrite = rewrite
-        self._base = 0  # sample index of _buf[0]
-        self._buf = np.zeros(0, np.float32)
         self._ctx = np.zeros(0, np.float32)  # the newest source samples of a contiguous run
         self._ctx_rate = 0
         self._ctx_start_ns = 0
@@ -47,7 +47,7 @@ class ReferenceTimeline:
         end_ns = t_ns + int(round(len(samples) * 1e9 / rate)) if rate else t_ns
         self.blocks += 1
         if rate == RATE:
-            self._put(ns_to_index(t_ns), samples)
+            self.window.put(ns_to_index(t_ns), samples)
         elif len(samples):
             joined = len(self._ctx) and rate == self._ctx_rate and abs(t_ns - self._ctx_end_ns) < 1e6
             x = np.concatenate([self._ctx, samples]) if joined else samples
@@ -55,42 +55,19 @@ class ReferenceTimeline:
             y = soxr.resample(x, rate, RATE, quality="HQ").astype(np.float32, copy=False)
             ctx_out = int(round(len(self._ctx) * RATE / rate)) if joined else 0
             skip = ctx_out // 2 if self.rewrite else ctx_out  # keep what already had context on both sides
-            self._put(ns_to_index(x_ns) + skip, y[skip:])
+            self.window.put(ns_to_index(x_ns) + skip, y[skip:])
             keep = min(len(x), int(CONTEXT_S * rate))
             self._ctx, self._ctx_rate, self._ctx_end_ns = x[len(x) - keep:].copy(), rate, end_ns
             self._ctx_start_ns = end_ns - int(round(keep * 1e9 / rate))
         self.covered_ns = max(self.covered_ns, end_ns)
 
-    def _put(self, start: int, x: np.ndarray) -> None:
-        if not len(x):
-            return
-        if not len(self._buf):
-            self._base = start
-        if start < self._base:  # older than what is kept
-            x, start = x[self._base - start:], self._base
-            if not len(x):
-                return
-        off = start - self._base
-        end = off + len(x)
-        if end > len(self._buf):
-            self._buf = np.concatenate([self._buf, np.zeros(end - len(self._buf), np.float32)])
-        self._buf[off:end] = x
-        if len(self._buf) > 2 * self.keep:  # forget what no delay can reach any more
-            drop = len(self._buf) - self.keep
-            self._buf, self._base = self._buf[drop:], self._base + drop
-
     def take(self, start: int, n: int) -> np.ndarray:
         """n samples from sample index `start` (16 kHz session samples); silence where nothing played."""
-        out = np.zeros(n, np.float32)
-        lo, hi = max(start, self._base), min(start + n, self._base + len(self._buf))
-        if hi > lo:
-            out[lo - start:hi - start] = self._buf[lo - self._base:hi - self._base]
-        return out
+        return self.window.take(start, n)
 
     def scale_from(self, t_ns: int, gain: float) -> None:
         """Playback was ducked from `t_ns`: what is already here was played at `gain` from then on."""
-        off = max(0, ns_to_index(t_ns) - self._base)
-        self._buf[off:] *= gain
+        self.window.scale_from(ns_to_index(t_ns), gain)
         if self._ctx_rate and len(self._ctx):  # and the source kept for the next block's resampling
             i = max(0, int(round((t_ns - self._ctx_start_ns) * self._ctx_rate / 1e9)))
             self._ctx[i:] *= gain

@@ -114,3 +114,16 @@ def test_with_no_echo_in_the_microphone_the_users_speech_passes_untouched(far_sp
     out, aec = run_canceller(mic, far_speech)
     assert not aec.echo_present
     assert np.array_equal(out[at:at + len(user)], mic[at:at + len(user)])
+
+
+def test_the_sample_window_keeps_the_newest_samples_and_silence_elsewhere():
+    from edge.duplex.window import SampleWindow
+
+    w = SampleWindow(keep=1000)
+    x = np.arange(10_000, dtype=np.float32)
+    for i in range(0, 10_000, 320):  # 20 ms blocks, past the window's size several times
+        w.put(100 + i, x[i:i + 320])
+    assert np.array_equal(w.take(100 + 9000, 1000), x[9000:])  # the newest window is all there
+    assert not np.any(w.take(0, 100))  # before anything was written: silence
+    assert not np.any(w.take(100 + 10_000, 50))  # after the newest sample: silence
+    assert np.array_equal(w.segment(100 + 9500, 100 + 20_000), x[9500:])  # clipped, not padded
