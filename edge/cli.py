@@ -9,6 +9,8 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from edge.models.asr import MODELS as ASR_MODELS
+
 BENCHES = ("graph", "voice", "harness", "llm", "duplex")
 
 
@@ -39,7 +41,7 @@ def session_parser() -> argparse.ArgumentParser:
     model.add_argument("--bundle", help="an exported Realtime-Venus bundle directory (same as --frontend bundle:DIR)")
     model.add_argument("--script", help="a scripted frontend file (same as --frontend scripted:FILE)")
     model.add_argument("--voice", default=None, help="speech decoder: piper (default), espeak, null, or bundle:DIR")
-    model.add_argument("--asr", choices=("tiny.en", "base"), default=None,
+    model.add_argument("--asr", choices=ASR_MODELS, default=None,
                        help="the embedded default's speech recognizer: tiny.en (default, fastest) or base "
                             "(reads more voices and names right, about twice the compute)")
     model.add_argument("--threads", type=int, default=None, help="threads for model inference (default: 1 on "

@@ -27,6 +27,7 @@ from edge.duplex.score import (ASSISTANT_GAP_S, USER_GAP_S, CaseScore, Segment, 
                                segments, summarize)
 from edge.duplex.suite import CATEGORIES, VOICES, Case, build_suite
 from edge.graph.supervisor import SupervisorSettings
+from edge.models.asr import MODELS as ASR_MODELS
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")
     p.add_argument("--categories", default=",".join(CATEGORIES), help="which overlap events to run")
     p.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
-    p.add_argument("--asr", choices=("tiny.en", "base"), default="tiny.en",
+    p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--out", help="keep inputs, replies, journals and results.json here")
     args = p.parse_args(argv)

@@ -23,6 +23,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.bench.stats import pct
+from edge.models.asr import MODELS as ASR_MODELS
 
 QUESTIONS = [
     "What is two plus two?",
@@ -154,7 +155,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--questions", type=int, default=len(QUESTIONS), help=f"how many (10 to {len(QUESTIONS)})")
     p.add_argument("--chunk-ms", type=int, default=1000, help="the session's chunk length (default 1000)")
     p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
-    p.add_argument("--asr", choices=("tiny.en", "base"), default="tiny.en",
+    p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--out", help="keep the input, journal and reply audio here")

@@ -18,6 +18,7 @@ import numpy as np
 from edge import messages as m
 from edge.duplex.policy import BargeInPolicy, Decision, Overlap
 from edge.frontend.base import Chunk, ChunkOutput
+from edge.models import barge_in
 from edge.wire import Envelope
 
 RATE = 16000
@@ -44,13 +45,17 @@ class BargeInJudge:
         self.last_offset_ns: int | None = None
         self.decisions: collections.Counter[str] = collections.Counter()
 
-    def _hook(self, text: str, audio: np.ndarray, voiced_ms: float, ongoing: bool, own_words: set[str]) -> Decision:
+    def _judge(self, overlap: Overlap) -> Decision:
+        """The policy's decision, unless this stretch of speech was already judged aimed elsewhere."""
         if self.carry is not None:
-            self.last = Decision(self.carry, [], f"the rest of speech already judged {self.carry}")
-        else:
-            self.last = self.policy.decide(Overlap(text, audio, voiced_ms, ongoing, own_words))
-            if self.last.decision in CARRIED:
-                self.carry = self.last.decision
+            return Decision(self.carry, barge_in.words(overlap.text), f"the rest of speech already judged {self.carry}")
+        d = self.policy.decide(overlap)
+        if d.decision in CARRIED:
+            self.carry = d.decision
+        return d
+
+    def _hook(self, text: str, audio: np.ndarray, voiced_ms: float, ongoing: bool, own_words: set[str]) -> Decision:
+        self.last = self._judge(Overlap(text, audio, voiced_ms, ongoing, own_words))
         return self.last
 
     def on_message(self, env: Envelope) -> None:
@@ -104,11 +109,7 @@ class BargeInJudge:
         onset = self.duck[0]
         end = self.offset_ns if self.offset_ns is not None else chunk.t_end_ns
         ongoing = self.offset_ns is None
-        d = self.policy.decide(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
-        if self.carry is not None:
-            d = Decision(self.carry, d.words, f"the rest of speech already judged {self.carry}", d.level_db)
-        elif d.decision in CARRIED:
-            self.carry = d.decision
+        d = self._judge(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
         if d.interrupts and not out.interrupt:
             out.interrupt, out.control, out.text, out.turn_end = True, "listen", "", False
             yield_turn = getattr(self.frontend, "yield_turn", None)

@@ -23,9 +23,9 @@ from typing import Any
 import jsonschema
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext, TransientError
+from edge.harness.skill_host import EX_TEMPFAIL
 
 log = logging.getLogger("edge.harness.skills")
-EX_TEMPFAIL = 75
 LOAD_TIMEOUT_S = 20.0  # a Python entry is imported once at load, in a child process, to report errors early
 
 MANIFEST_SCHEMA = {

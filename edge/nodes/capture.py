@@ -32,6 +32,7 @@ class CaptureNode(Node):
         self.chunk_ns = int(config.get("chunk_ms", 1000)) * 1_000_000
         self.chunk_samples = RATE * int(config.get("chunk_ms", 1000)) // 1000
         self.pace = float(config.get("pace", 1.0))  # >1 feeds a file faster than real time
+        self.virtual = isinstance(io.clock, VirtualClock)
         self.fps = float(config.get("video_fps", 1.0))
         self.audio: AudioSource | None = None
         self.video: VideoSource | None = None
@@ -72,7 +73,7 @@ class CaptureNode(Node):
             try:
                 self.listener = DuplexListener(cancel=d.cancel, room=d.room, detect=d.detect,
                                                threads=int(self.config.get("threads", 1) or 1),
-                                               virtual=isinstance(self.io.clock, VirtualClock))
+                                               virtual=self.virtual)
             except (RuntimeError, ImportError, OSError) as exc:  # a missing package: go on without it
                 log.warning("capture: no echo cancellation or barge-in ducking: %s", exc)
 
@@ -87,14 +88,13 @@ class CaptureNode(Node):
             return 0.5
         assert self.audio is not None
         clock = self.io.clock
-        virtual = isinstance(clock, VirtualClock)
-        if self.listener is not None and not virtual:
+        if self.listener is not None and not self.virtual:
             return self._tick_blocks()
-        if not self.audio.live and not virtual:
+        if not self.audio.live and not self.virtual:
             wait = self._due_ns(self.index) - clock.now_ns()
             if wait > 0:
                 return wait / 1e9
-        if virtual and self.duplex.reference and self.listener is not None and not self._reference_ready():
+        if self.virtual and self.duplex.reference and self.listener is not None and not self._reference_ready():
             return 0.001  # the speech node has not yet handed over what plays during this chunk
         block = self.audio.read(self.chunk_samples)
         if block is None:
@@ -161,14 +161,13 @@ class CaptureNode(Node):
         return clean
 
     def _on_activity(self, ev: Activity) -> None:
-        virtual = isinstance(self.io.clock, VirtualClock)
-        stamp = ev.t_ns if virtual else None
+        stamp = ev.t_ns if self.virtual else None
         if ev.kind == "onset" and ev.playback and not self.ducked:
             # Barge-in suspected: lower the assistant's voice now; the frontend decides at the boundary.
             self.ducked = True
             self.ducks += 1
             self.io.publish(m.Duck(self.duplex.duck_gain, "speech onset", ev.onset_ns), t_ns=stamp)
-            if virtual and self.listener is not None:
+            if self.virtual and self.listener is not None:
                 self.listener.refs.scale_from(ev.t_ns, self.duplex.duck_gain)  # the speech node does the same
         self.io.publish(m.SpeechActivity(ev.kind, ev.onset_ns, ev.t_ns, round(ev.level_db, 1),
                                          round(ev.voiced_ms, 1), ev.playback), t_ns=stamp)

@@ -32,6 +32,14 @@ def make_skill(root) -> None:
     """))
 
 
+def run_in_background(sup: Supervisor) -> tuple[threading.Thread, dict]:
+    """The session on a thread; its report lands in the dict under "r"."""
+    report: dict = {}
+    runner = threading.Thread(target=lambda: report.setdefault("r", sup.run()), daemon=True)
+    runner.start()
+    return runner, report
+
+
 def query(db, sql, *args):
     """One row from the harness store as another process sees it (None before it exists)."""
     if not db.exists():
@@ -55,9 +63,7 @@ def test_kill_9_mid_task_resumes_and_delivers_once(tmp_path):
                                            "router": {"scripted": {"rules": [
                                                {"match": ".", "capability": "slow", "arguments": {}}]}}}})
     sup = Supervisor(cfg.as_dict(), ALL_NODES)
-    report = {}
-    runner = threading.Thread(target=lambda: report.setdefault("r", sup.run()), daemon=True)
-    runner.start()
+    runner, report = run_in_background(sup)
     killed = None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and killed is None:
@@ -104,9 +110,7 @@ def test_cancel_work_on_the_bus_stops_a_running_subprocess_skill(tmp_path):
                         extra={"harness": {"dir": str(hdir), "skills": str(tmp_path / "skills"), "router": {
                             "scripted": {"rules": [{"match": ".", "capability": "count", "arguments": {}}]}}}})
     sup = Supervisor(cfg.as_dict(), ALL_NODES)
-    report = {}
-    runner = threading.Thread(target=lambda: report.setdefault("r", sup.run()), daemon=True)
-    runner.start()
+    runner, report = run_in_background(sup)
     row = None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not (row and row[1] == "running"):
