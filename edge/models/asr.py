@@ -37,7 +37,6 @@ def model_dir(name: str) -> Path:
 
 class Transcriber:
     def __init__(self, threads: int = 1, model: str = "tiny.en") -> None:
-        self.name = model
         folder = model_dir(model)
         try:
             import ctranslate2
