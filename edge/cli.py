@@ -9,7 +9,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from edge.models.asr import MODELS as ASR_MODELS
+from edge.detect.asr import MODELS as ASR_MODELS
 
 BENCHES = ("graph", "voice", "harness", "llm", "duplex")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from edge.graph.supervisor import SessionReport, Supervisor, SupervisorSettings
+from edge.nodes import REQUIRED, node_table
 
 ALL_NODES = ["recorder", "capture", "frontend", "speech", "harness"]
 
@@ -37,6 +38,12 @@ class SessionConfig:
 def run_session(cfg: SessionConfig, *, inprocess: bool = False, nodes: list[str] | None = None,
                 settings: SupervisorSettings | None = None, node_classes: dict[str, str] | None = None
                 ) -> SessionReport:
-    sup = Supervisor(cfg.as_dict(), nodes or ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime,
-                     settings=settings, node_classes=node_classes)
+    sup = make_supervisor(cfg.as_dict(), nodes or ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime,
+                          settings=settings, node_classes=node_classes)
     return sup.run()
+
+
+def make_supervisor(config: dict, nodes: list[str], *, node_classes: dict[str, str] | None = None,
+                    **kwargs: object) -> Supervisor:
+    """A supervisor for these nodes, with the session's node table (overrides swap in other classes)."""
+    return Supervisor(config, node_table(nodes, node_classes), required=REQUIRED, **kwargs)  # type: ignore[arg-type]

@@ -29,25 +29,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from edge.bundle.manifest import FORMAT, FORMAT_VERSION, MANIFEST, ManifestError, sha256_file  # noqa: F401
+from edge.bundle.manifest import load_manifest as _read_manifest
 from export.errors import ExportError
 
-MANIFEST = "manifest.json"
-FORMAT = "venus-bundle"
-FORMAT_VERSION = 1
 # Bumped whenever a converter's output changes for the same inputs, so re-runs rebuild.
 EXPORTER_VERSION = "1"
 TOOLS = ("venus-edge", "gguf", "llama_cpp_python", "numpy", "safetensors", "tokenizers", "torch", "onnx",
          "onnxruntime", "tensorrt")
-
-
-def sha256_file(path: Path, bar: tqdm | None = None, chunk: int = 8 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-            if bar is not None:
-                bar.update(len(block))
-    return h.hexdigest()
 
 
 def tool_versions() -> dict[str, str]:
@@ -117,16 +106,10 @@ def bundle_files(bundle: Path) -> list[str]:
 
 
 def load_manifest(bundle: Path) -> dict:
-    path = bundle / MANIFEST
-    if not path.is_file():
-        raise ExportError(f"{bundle} has no {MANIFEST}, so it is not a bundle (build one with venus-export build).")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ExportError(f"{path} is not valid JSON (line {e.lineno}): the manifest is damaged.") from None
-    if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
-        raise ExportError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}.")
-    return data
+        return _read_manifest(bundle)
+    except ManifestError as e:
+        raise ExportError(str(e)) from None
 
 
 def try_load_manifest(bundle: Path) -> dict | None:

@@ -1,8 +1,8 @@
 """`venus-edge bench duplex`: full-duplex behaviour, scored like Full-Duplex-Bench v1.5.
 
-Generates the suite (edge.duplex.suite), streams every case through the
+Generates the suite (edge.bench.duplex_suite), streams every case through the
 real process graph on the virtual clock, writes each time-aligned reply
-WAV, and scores it from VAD segments (edge.duplex.score). Every case runs
+WAV, and scores it from VAD segments (edge.bench.duplex_score). Every case runs
 twice: with a clean microphone, and with a simulated room that feeds the
 assistant's own output back into the microphone (echo cancellation on in
 both). Self-interruptions are interruptions whose speech onset lies in no
@@ -22,12 +22,12 @@ from pathlib import Path
 import soundfile as sf
 
 from edge import messages as m
-from edge.duplex.room import RoomSettings
-from edge.duplex.score import (ASSISTANT_GAP_S, USER_GAP_S, CaseScore, Segment, event_segment, score_case,
+from edge.capture.room import RoomSettings
+from edge.bench.duplex_score import (ASSISTANT_GAP_S, USER_GAP_S, CaseScore, Segment, event_segment, score_case,
                                segments, summarize)
-from edge.duplex.suite import CATEGORIES, VOICES, Case, build_suite
+from edge.bench.duplex_suite import CATEGORIES, VOICES, Case, build_suite
 from edge.graph.supervisor import SupervisorSettings
-from edge.models.asr import MODELS as ASR_MODELS
+from edge.detect.asr import MODELS as ASR_MODELS
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 

@@ -5,7 +5,7 @@ heard, and is anything lost or spoken stale.
    loop's timing jitter (p99 of |step interval - chunk|) with 8 slow capabilities running at once (the
    general capability against a local OpenAI-compatible server that answers after a delay) and with none.
 2. From the loaded session: completion (WorkEvent completed) to first audio (PlaybackAck start).
-3. A 1,000-item soak of the harness core on a virtual clock with random restarts (edge.harness.soak).
+3. A 1,000-item soak of the harness core on a virtual clock with random restarts (edge.bench.harness_soak).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 import soundfile as sf
 
 from edge import messages as m
-from edge.harness.soak import run_soak
+from edge.bench.harness_soak import run_soak
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 

@@ -58,8 +58,8 @@ class Plain:
 
 def run(bundle: Path, args) -> dict:
     """Chunks of the loop and of plain llama-cpp-python interleaved, so machine load hits both alike."""
-    from edge.models.venus.settings import VenusSettings
-    from edge.models.venus_frontend import VenusFrontend
+    from edge.bundle.settings import VenusSettings
+    from edge.frontend.venus.frontend import VenusFrontend
 
     settings = VenusSettings.from_dict({
         "n_ctx": args.n_ctx, "kv_high": args.n_ctx - 64, "kv_low": args.n_ctx // 2, "threads": args.threads,
@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--speak-tokens", type=int, default=20, help="text tokens per chunk (the cap; default 20)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    from edge.models.venus.bundle import BundleError
+    from edge.bundle.reader import BundleError
 
     try:
         r = run(args.bundle, args)

@@ -23,7 +23,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.bench.stats import pct
-from edge.models.asr import MODELS as ASR_MODELS
+from edge.detect.asr import MODELS as ASR_MODELS
 
 QUESTIONS = [
     "What is two plus two?",
@@ -69,7 +69,7 @@ class Turn:
 
 
 def make_input(path: Path, questions: list[str], chunk_ms: int, seed: int) -> list[Turn]:
-    from edge.models import spoken
+    from edge.bench import spoken
 
     rng = np.random.default_rng(seed)
     lines = [(i * SLOT_S + 0.4 + rng.uniform(0, chunk_ms / 1000), q) for i, q in enumerate(questions)]
@@ -133,7 +133,7 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
 
 def tts_rtf(texts: list[str], turns: list[Turn], threads: int) -> float:
     """Synthesis time per second of audio over the replies; also each turn's CPU for its first piece."""
-    from edge.models.piper_voice import PiperVoice
+    from edge.speech.piper.voice import PiperVoice
 
     voice = PiperVoice(threads=threads)
     spent = audio_s = 0.0
@@ -164,7 +164,7 @@ def main(argv: list[str]) -> int:
         print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.")
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from edge.models.locate import ModelMissing
+    from edge.backends.locate import ModelMissing
     from edge.session import SessionConfig, run_session
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-voice-"))

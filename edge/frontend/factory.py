@@ -6,8 +6,8 @@ from edge.frontend.base import Frontend
 
 # Heavy frontends are imported only when chosen; each module exposes `build(config) -> Frontend`.
 BUILDERS = {
-    "default": "edge.models.default_frontend",
-    "bundle": "edge.models.venus_frontend",
+    "default": "edge.frontend.default.frontend",
+    "bundle": "edge.frontend.venus.frontend",
 }
 
 

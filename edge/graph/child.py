@@ -9,7 +9,7 @@ import signal
 import sys
 
 from edge.graph.node import NodeRunner, NodeSpec
-from edge.nodes import node_class
+from edge.graph.loader import load_class
 
 
 def _die_with_parent() -> None:
@@ -27,7 +27,7 @@ def main() -> int:
     logging.basicConfig(level=os.environ.get("VENUS_EDGE_LOG", "WARNING"),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     spec = NodeSpec(**json.loads(sys.stdin.read()))
-    NodeRunner(spec, node_class(spec.name, spec.node_class)).run()
+    NodeRunner(spec, load_class(spec.node_class)).run()
     return 0
 
 

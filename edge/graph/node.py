@@ -41,7 +41,7 @@ class NodeSpec:
     restore: dict = field(default_factory=dict)
     heartbeat_s: float = 0.5
     start_timeout_s: float = 120.0
-    node_class: str = ""  # "module:Class" to run instead of the standard node of this name (tests, plugins)
+    node_class: str = ""  # "module:Class" that runs this node, from the session's node table
 
 
 class NodeIO:

@@ -24,7 +24,7 @@ from edge import messages as m
 from edge.graph.endpoints import Endpoints, make_endpoints, remove_runtime_dir
 from edge.graph.notify import SystemdNotifier
 from edge.graph.node import DATA_HWM, NodeRunner, NodeSpec
-from edge.nodes import REQUIRED, node_class
+from edge.graph.loader import load_class
 from edge.wire import Rejects, WireError, decode, encode
 
 log = logging.getLogger("edge.supervisor")
@@ -79,10 +79,12 @@ class SessionReport:
 
 
 class Supervisor:
-    def __init__(self, config: dict, nodes: list[str], *, inprocess: bool = False, virtual_clock: bool = False,
-                 settings: SupervisorSettings | None = None, transport: str | None = None,
-                 node_classes: dict[str, str] | None = None) -> None:
-        self.node_classes = node_classes or {}
+    def __init__(self, config: dict, nodes: dict[str, str], *, required: tuple[str, ...] = (),
+                 inprocess: bool = False, virtual_clock: bool = False,
+                 settings: SupervisorSettings | None = None, transport: str | None = None) -> None:
+        """`nodes` maps each node's name to the "module:Class" that runs it; the session owns that table.
+        A file session ends when every node named in `required` has finished."""
+        self.node_classes = dict(nodes)
         self.config = config
         self.inprocess = inprocess
         self.virtual_clock = virtual_clock
@@ -90,7 +92,7 @@ class Supervisor:
         self.ctx = zmq.Context()
         self.ep: Endpoints = make_endpoints(transport or ("inproc" if inprocess else "ipc"))
         self.children = {n: Child(n) for n in nodes}
-        self.required = [n for n in REQUIRED if n in self.children]
+        self.required = [n for n in required if n in self.children]
         self.origin_ns = time.monotonic_ns()
         self.rejects = Rejects("supervisor")
         self.epoch = 0
@@ -157,14 +159,14 @@ class Supervisor:
                         clock_origin_ns=self.origin_ns, virtual_clock=self.virtual_clock,
                         restarts=c.restarts, restore=c.restore, heartbeat_s=self.settings.heartbeat_s,
                         start_timeout_s=self.settings.handshake_timeout_s + 30,
-                        node_class=self.node_classes.get(c.name, ""))
+                        node_class=self.node_classes[c.name])
 
     def _spawn(self, c: Child) -> None:
         spec = self._spec(c)
         c.state, c.spawned_at, c.last_seen, c.restart_at, c.finished = "spawned", time.monotonic(), 0.0, None, False
         c.hello_at = None
         if self.inprocess:
-            cls = node_class(c.name, spec.node_class)
+            cls = load_class(spec.node_class)
 
             def target() -> None:
                 try:

@@ -50,7 +50,7 @@ def build_router(spec: Any, threads: int = 1) -> Router:
     if spec in (None, "general-only", "general"):
         return GeneralOnlyRouter()
     if spec == "embedded":
-        from edge.models.locate import QWEN_GGUF, assemble
+        from edge.backends.locate import QWEN_GGUF, assemble
         return ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads)
     if isinstance(spec, dict) and "gguf" in spec:
         return ModelRouter.from_gguf(spec["gguf"], threads=int(spec.get("threads", threads)))

@@ -91,7 +91,7 @@ class EmbeddedChat(LocalChat):
 
     def llm(self):
         if self._llm is None:
-            from edge.models.locate import QWEN_GGUF, ModelMissing, assemble
+            from edge.backends.locate import QWEN_GGUF, ModelMissing, assemble
             try:
                 self.model_path = str(assemble(QWEN_GGUF))
             except ModelMissing as exc:

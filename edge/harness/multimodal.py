@@ -69,8 +69,8 @@ def load_factory(spec: str) -> Callable[..., Any]:
 
 
 def embedded_transcriber(threads: int = 1) -> Transcriber:
-    """The embedded default's ASR (edge.models.asr: whisper tiny.en shipped in a package)."""
-    from edge.models.asr import Transcriber as Asr
+    """The embedded default's ASR (edge.detect.asr: whisper tiny.en shipped in a package)."""
+    from edge.detect.asr import Transcriber as Asr
 
     asr = Asr(threads)
 

@@ -1,10 +1,6 @@
 """The nodes of the graph, looked up by name (imported lazily: each pulls in only what it needs)."""
 from __future__ import annotations
 
-import importlib
-
-from edge.graph.node import Node
-
 NODES: dict[str, str] = {
     "recorder": "edge.nodes.recorder:RecorderNode",
     "capture": "edge.nodes.capture:CaptureNode",
@@ -17,10 +13,10 @@ NODES: dict[str, str] = {
 REQUIRED = ("capture", "frontend", "speech")
 
 
-def node_class(name: str, override: str = "") -> type[Node]:
-    try:
-        target = override or NODES[name]
-    except KeyError:
-        raise ValueError(f"unknown node {name!r}; known nodes: {', '.join(NODES)}") from None
-    module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+def node_table(names: list[str], overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """name -> "module:Class" for the graph; `overrides` swap in other classes (tests, plugins)."""
+    overrides = overrides or {}
+    unknown = [n for n in names if n not in NODES and n not in overrides]
+    if unknown:
+        raise ValueError(f"unknown node {unknown[0]!r}; known nodes: {', '.join(NODES)}")
+    return {n: overrides.get(n) or NODES[n] for n in names}

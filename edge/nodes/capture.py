@@ -10,8 +10,8 @@ from edge import messages as m
 from edge.capture.audio import RATE, AudioSource, FileAudioSource, open_audio_source
 from edge.capture.video import VideoSource, open_video_source
 from edge.clock import VirtualClock
-from edge.duplex.listener import Activity, DuplexListener
-from edge.duplex.settings import duplex_settings
+from edge.capture.listener import Activity, DuplexListener
+from edge.settings import duplex_settings
 from edge.graph.node import Node, NodeIO
 from edge.wire import Envelope
 from kernels.resample import float_to_pcm16, pcm16_to_float

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edge import messages as m
-from edge.duplex.barge_in import BargeInJudge
+from edge.bargein.judge import BargeInJudge
 from edge.frontend.base import BackendResult, Chunk, Frame, Frontend
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO

@@ -14,8 +14,8 @@ import numpy as np
 
 from edge import messages as m
 from edge.clock import VirtualClock
-from edge.duplex.playback import ReferenceTap, StagedSink
-from edge.duplex.settings import duplex_settings
+from edge.speech.playback import ReferenceTap, StagedSink
+from edge.settings import duplex_settings
 from edge.graph.node import Node, NodeIO
 from edge.speech.base import SpeechDecoder
 from edge.speech.factory import build_decoder

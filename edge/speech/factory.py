@@ -4,7 +4,7 @@ from __future__ import annotations
 from edge.plugins import build_plugin
 from edge.speech.base import SpeechDecoder
 
-BUILDERS = {"piper": "edge.models.piper_voice", "bundle": "edge.models.venus_speech"}
+BUILDERS = {"piper": "edge.speech.piper.voice", "bundle": "edge.speech.venus.voice"}
 
 
 def build_decoder(spec: str, config: dict) -> SpeechDecoder:

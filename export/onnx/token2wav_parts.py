@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from export.onnx.token2wav_stream import (STREAM_DEFAULTS, FlowShapes, GraphStream, NoiseSource, Runner,
+from edge.speech.venus.token2wav_stream import (STREAM_DEFAULTS, FlowShapes, GraphStream, NoiseSource, Runner,
                                           numpy_noise)
 from export.torch_ref.token2wav_assets import load_flow, load_hift
 from export.torch_ref.token2wav_ref import t_span

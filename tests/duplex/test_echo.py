@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.duplex.delay import gcc_phat
-from edge.duplex.echo import AlignedEchoCanceller
-from edge.duplex.reference import ReferenceTimeline
-from edge.duplex.room import RoomEcho, RoomSettings
+from edge.capture.delay import gcc_phat
+from edge.capture.echo import AlignedEchoCanceller
+from edge.capture.reference import ReferenceTimeline
+from edge.capture.room import RoomEcho, RoomSettings
 
 from duplex_helpers import RATE, say
 
@@ -94,7 +94,7 @@ def test_bad_room_settings_get_a_sentence():
     with pytest.raises(ValueError, match="unknown room_echo setting"):
         RoomSettings.from_config({"delay": 3})
     with pytest.raises(ValueError, match="10 ms frames"):
-        from edge.duplex.settings import duplex_settings
+        from edge.settings import duplex_settings
         duplex_settings({"echo_cancel": True, "chunk_ms": 333})
 
 
@@ -103,7 +103,7 @@ def test_with_no_echo_in_the_microphone_the_users_speech_passes_untouched(far_sp
 
     The user speaks with the Piper voice: two espeak-ng voices share one pulse source, and an espeak user
     over an espeak reference correlates like an echo (measured GCC-PHAT peaks up to 58); people do not."""
-    from edge.duplex.suite import Synth, Voice
+    from edge.bench.duplex_suite import Synth, Voice
 
     user = 0.3 * Synth().say("Honey, have you seen my car keys anywhere? I left them on the table.",
                              Voice("piper", "", 1.0))
@@ -117,7 +117,7 @@ def test_with_no_echo_in_the_microphone_the_users_speech_passes_untouched(far_sp
 
 
 def test_the_sample_window_keeps_the_newest_samples_and_silence_elsewhere():
-    from edge.duplex.window import SampleWindow
+    from edge.capture.window import SampleWindow
 
     w = SampleWindow(keep=1000)
     x = np.arange(10_000, dtype=np.float32)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.duplex.playback import StagedSink
-from edge.duplex.policy import BargeInPolicy, Overlap, addressed_elsewhere, speech_level_db
+from edge.speech.playback import StagedSink
+from edge.bargein.policy import BargeInPolicy, Overlap, addressed_elsewhere, speech_level_db
 
 RATE = 16000
 
@@ -92,7 +92,7 @@ def test_speech_judged_aimed_elsewhere_stays_so_until_it_pauses():
     from types import SimpleNamespace
 
     from edge import messages as m
-    from edge.duplex.barge_in import BargeInJudge
+    from edge.bargein.judge import BargeInJudge
 
     fe = SimpleNamespace(overlap_policy=None)
     judge = BargeInJudge(fe, {})

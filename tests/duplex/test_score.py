@@ -6,7 +6,7 @@ import pytest
 import soundfile as sf
 
 from edge.bench.duplex import self_interruptions
-from edge.duplex.score import CaseScore, Segment, event_segment, merge, score_case, segments, summarize
+from edge.bench.duplex_score import CaseScore, Segment, event_segment, merge, score_case, segments, summarize
 
 from duplex_helpers import RATE, say
 

@@ -10,7 +10,7 @@ import soundfile as sf
 
 from edge import messages as m
 from edge.graph.supervisor import SupervisorSettings
-from edge.models import barge_in
+from edge.bargein import words as barge_in
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
@@ -62,7 +62,7 @@ def test_with_echo_and_no_user_speech_the_assistant_never_interrupts_itself(tmp_
 @pytest.fixture(scope="module")
 def overlaps(tmp_path_factory):
     """A request, then over the reply a backchannel, then an interruption."""
-    from edge.duplex.suite import Synth, Voice
+    from edge.bench.duplex_suite import Synth, Voice
 
     d = tmp_path_factory.mktemp("overlaps")
     synth, joe = Synth(), Voice("piper", "", 1.0)

@@ -10,7 +10,7 @@ from export.onnx.graphs import audio_spec, export_graph
 from export.onnx.probes import audio_feeds, stream_inputs
 from export.onnx.session import open_session
 from export.onnx.token2wav_parts import flow_shapes, graph_stream
-from export.onnx.token2wav_stream import STREAM_DEFAULTS, GraphStream
+from edge.speech.venus.token2wav_stream import STREAM_DEFAULTS, GraphStream
 from export.torch_ref.tiny_parts import tiny_media_config, tiny_media_tensors, write_token2wav_assets
 from export.torch_ref.token2wav_assets import load_flow, load_hift
 from export.torch_ref.token2wav_graphs import EstimatorStep, FlowEncoderChunk, HiftVocoder, hift_noise

@@ -293,7 +293,7 @@ def espeak(text: str, tmp: Path) -> np.ndarray:
 
 @pytest.mark.slow
 def test_multimodal_with_the_embedded_transcriber_hears_only_what_came_before(tmp_path):
-    from edge.models.locate import ModelMissing
+    from edge.backends.locate import ModelMissing
     before = espeak("The parcel number is seven seven one.", tmp_path)
     after = espeak("Banana helicopter.", tmp_path)
     clock, emit = VirtualClock(), Emitted()

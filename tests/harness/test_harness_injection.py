@@ -6,8 +6,8 @@ import re
 import pytest
 
 from edge.harness.polish import polish
-from edge.harness.spans import DelegateParser
-from edge.harness.tokens import BACKEND_CLOSE, BACKEND_OPEN, PROTOCOL_TOKENS, TokenMap
+from edge.protocol.spans import DelegateParser
+from edge.protocol.tokens import BACKEND_CLOSE, BACKEND_OPEN, PROTOCOL_TOKENS, TokenMap
 from harness_helpers import ScriptedCapability, listen_boundaries, make_harness
 
 TOKENS = TokenMap({t: 1000 + i for i, t in enumerate(PROTOCOL_TOKENS)})

@@ -74,7 +74,7 @@ def test_model_router_sends_a_grammar_and_reads_the_choice():
 
 @pytest.mark.slow
 def test_the_embedded_model_routes_under_the_grammar():
-    from edge.models.locate import QWEN_GGUF, ModelMissing, assemble
+    from edge.backends.locate import QWEN_GGUF, ModelMissing, assemble
     try:
         path = assemble(QWEN_GGUF)
     except ModelMissing as exc:

@@ -14,7 +14,7 @@ import soundfile as sf
 
 from edge import messages as m
 from edge.graph.supervisor import Supervisor
-from edge.session import ALL_NODES, SessionConfig
+from edge.session import ALL_NODES, SessionConfig, make_supervisor
 from edge.timeline.journal import Journal
 
 
@@ -62,7 +62,7 @@ def test_kill_9_mid_task_resumes_and_delivers_once(tmp_path):
                         extra={"harness": {"dir": str(hdir), "skills": str(tmp_path / "skills"),
                                            "router": {"scripted": {"rules": [
                                                {"match": ".", "capability": "slow", "arguments": {}}]}}}})
-    sup = Supervisor(cfg.as_dict(), ALL_NODES)
+    sup = make_supervisor(cfg.as_dict(), ALL_NODES)
     runner, report = run_in_background(sup)
     killed = None
     deadline = time.monotonic() + 30
@@ -109,7 +109,7 @@ def test_cancel_work_on_the_bus_stops_a_running_subprocess_skill(tmp_path):
                         frontend=f"scripted:{tmp_path / 'script.txt'}", voice="null", chunk_ms=500, realtime=True,
                         extra={"harness": {"dir": str(hdir), "skills": str(tmp_path / "skills"), "router": {
                             "scripted": {"rules": [{"match": ".", "capability": "count", "arguments": {}}]}}}})
-    sup = Supervisor(cfg.as_dict(), ALL_NODES)
+    sup = make_supervisor(cfg.as_dict(), ALL_NODES)
     runner, report = run_in_background(sup)
     row = None
     deadline = time.monotonic() + 30

@@ -1,7 +1,7 @@
 """A short soak: random durations, failures, timeouts, barge-ins and restarts; nothing lost or stale."""
 from __future__ import annotations
 
-from edge.harness.soak import run_soak
+from edge.bench.harness_soak import run_soak
 
 
 def test_soak_with_random_restarts_loses_nothing_and_speaks_nothing_stale(tmp_path):

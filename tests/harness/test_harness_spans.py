@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.harness.spans import DelegateParser, strip_protocol_tokens
-from edge.harness.tokens import PROTOCOL_TOKENS, TokenMap, TokenMapError
+from edge.protocol.spans import DelegateParser, strip_protocol_tokens
+from edge.protocol.tokens import PROTOCOL_TOKENS, TokenMap, TokenMapError
 
 TOKENS = TokenMap({t: 1000 + i for i, t in enumerate(PROTOCOL_TOKENS)})
 

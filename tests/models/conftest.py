@@ -10,5 +10,5 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 @pytest.fixture(scope="session")
 def transcriber():
-    from edge.models.asr import Transcriber
+    from edge.detect.asr import Transcriber
     return Transcriber(threads=1)

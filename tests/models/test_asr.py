@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from edge.models.asr import Transcriber, model_dir
-from edge.models.locate import whisper_base_dir
+from edge.detect.asr import Transcriber, model_dir
+from edge.backends.locate import whisper_base_dir
 from kernels.resample import resample
 
 from models_helpers import normalize

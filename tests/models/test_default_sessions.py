@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from edge import messages as m
-from edge.models import barge_in, spoken
+from edge.bargein import words as barge_in
+from edge.bench import spoken
 from edge.timeline.summary import print_summary
 
 from models_helpers import normalize, run_file

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from edge.frontend.base import BackendResult, Chunk
-from edge.models import spoken
-from edge.models.default_frontend import build
+from edge.bench import spoken
+from edge.frontend.default.frontend import build
 
 NS = 1_000_000_000
 

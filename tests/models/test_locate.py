@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from edge.models import locate
-from edge.models.locate import ModelMissing, PackagedFile, SplitModel
+from edge.backends import locate
+from edge.backends.locate import ModelMissing, PackagedFile, SplitModel
 
 SMALL_PARTS = (
     PackagedFile("silero-vad", "silero_vad/data/silero_vad_half.onnx", "pip install --no-deps silero-vad==6.2.3"),

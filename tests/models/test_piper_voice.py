@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from edge.models.locate import PIPER_JOE_CONFIG
-from edge.models.phonemes import Phonemizer, phoneme_ids
-from edge.models.piper_voice import PiperVoice
+from edge.backends.locate import PIPER_JOE_CONFIG
+from edge.speech.piper.phonemes import Phonemizer, phoneme_ids
+from edge.speech.piper.voice import PiperVoice
 from kernels.resample import resample
 
 from models_helpers import normalize

@@ -1,8 +1,9 @@
 """Reading the grammar-constrained output: listen, speech, and the delegate span that is never spoken."""
 from __future__ import annotations
 
-from edge.models import barge_in, protocol
-from edge.models.protocol import parse, sentence_end
+from edge.bargein import words as barge_in
+from edge.frontend.default import grammar as protocol
+from edge.frontend.default.grammar import parse, sentence_end
 
 
 def test_plain_text_is_speech():

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.models import spoken
-from edge.models.onset import OnsetDetector
-from edge.models.vad import FRAME, SileroVad
+from edge.bench import spoken
+from edge.detect.onset import OnsetDetector
+from edge.detect.vad import FRAME, SileroVad
 
 
 @pytest.fixture(scope="module")

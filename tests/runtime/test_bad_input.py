@@ -10,14 +10,14 @@ import time
 import msgpack
 import zmq
 
-from edge.graph.supervisor import Supervisor
-from edge.session import ALL_NODES, SessionConfig
+
+from edge.session import ALL_NODES, SessionConfig, make_supervisor
 
 
 def test_garbage_on_the_bus_is_counted_and_the_session_completes(tmp_path, speech_wav, script):
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
                         frontend=f"scripted:{script}", voice="espeak").as_dict()
-    sup = Supervisor(cfg, ALL_NODES)
+    sup = make_supervisor(cfg, ALL_NODES)
     out = {}
     t = threading.Thread(target=lambda: out.setdefault("r", sup.run()))
     t.start()

@@ -7,8 +7,8 @@ import threading
 import time
 
 from edge import messages as m
-from edge.graph.supervisor import Supervisor, SupervisorSettings
-from edge.session import ALL_NODES, SessionConfig
+from edge.graph.supervisor import SupervisorSettings
+from edge.session import ALL_NODES, SessionConfig, make_supervisor
 from edge.timeline.journal import Journal
 
 
@@ -23,7 +23,7 @@ def events(report, node, event):
 
 def test_slow_start_is_waited_for(tmp_path, speech_wav, script, faulty_path, monkeypatch):
     monkeypatch.setenv("SLOW_START_S", "1.5")
-    sup = Supervisor(config(tmp_path, speech_wav, script, realtime=False), ALL_NODES,
+    sup = make_supervisor(config(tmp_path, speech_wav, script, realtime=False), ALL_NODES,
                      settings=SupervisorSettings(handshake_timeout_s=10),
                      node_classes={"speech": "faulty_nodes:SlowStartSpeech"})
     report = sup.run()
@@ -34,7 +34,7 @@ def test_slow_start_is_waited_for(tmp_path, speech_wav, script, faulty_path, mon
 def test_start_past_the_handshake_timeout_is_restarted_then_given_up(tmp_path, speech_wav, script, faulty_path,
                                                                    monkeypatch):
     monkeypatch.setenv("SLOW_START_S", "5")
-    sup = Supervisor(config(tmp_path, speech_wav, script, realtime=False), ALL_NODES,
+    sup = make_supervisor(config(tmp_path, speech_wav, script, realtime=False), ALL_NODES,
                      settings=SupervisorSettings(handshake_timeout_s=0.8, max_restarts=2, backoff_s=0.01),
                      node_classes={"speech": "faulty_nodes:SlowStartSpeech"})
     report = sup.run()
@@ -45,7 +45,7 @@ def test_start_past_the_handshake_timeout_is_restarted_then_given_up(tmp_path, s
 
 def test_hung_node_is_killed_and_restarted(tmp_path, speech_wav, script, faulty_path):
     cfg = {**config(tmp_path, speech_wav, script), "frontend_busy_s": 1.0}
-    sup = Supervisor(cfg, ALL_NODES, settings=SupervisorSettings(hang_s=1.5, heartbeat_s=0.2),
+    sup = make_supervisor(cfg, ALL_NODES, settings=SupervisorSettings(hang_s=1.5, heartbeat_s=0.2),
                      node_classes={"frontend": "faulty_nodes:HangOnceFrontend"})
     report = sup.run()
     assert report.ok, report.reason
@@ -54,7 +54,7 @@ def test_hung_node_is_killed_and_restarted(tmp_path, speech_wav, script, faulty_
 
 
 def test_sigkill_mid_session_node_back_within_2s_and_session_completes(tmp_path, speech_wav, script):
-    sup = Supervisor(config(tmp_path, speech_wav, script), ALL_NODES)
+    sup = make_supervisor(config(tmp_path, speech_wav, script), ALL_NODES)
     result = {}
     t = threading.Thread(target=lambda: result.setdefault("report", sup.run()))
     t.start()

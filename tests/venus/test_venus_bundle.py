@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from edge.frontend.factory import build_frontend
-from edge.models.venus import engines
-from edge.models.venus.bundle import BundleError, open_bundle
-from edge.models.venus.onnx_backend import choose_providers
-from edge.models.venus.sampling import Sampler
-from edge.models.venus.settings import Sampling, VenusSettings
+from edge.bundle import engines
+from edge.bundle.reader import BundleError, open_bundle
+from edge.backends.onnx import choose_providers
+from edge.backends.sampling import Sampler
+from edge.bundle.settings import Sampling, VenusSettings
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.models.venus.bundle import open_bundle
-from edge.models.venus.encoders import AudioEncoder
-from edge.models.venus.onnx_backend import OnnxGraph
+from edge.bundle.reader import open_bundle
+from edge.frontend.venus.encoders import AudioEncoder
+from edge.backends.onnx import OnnxGraph
 from kernels.logmel import log_mel
 
 from venus_support import speechy
@@ -56,7 +56,7 @@ def test_native_engine_matches_onnx(audio_bundle, tmp_path):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    from edge.models.venus.trt_engine import TrtEngine
+    from edge.backends.trt_engine import TrtEngine
 
     b = open_bundle(audio_bundle, verify_hashes=False)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
@@ -86,7 +86,7 @@ def test_llm_layers_on_the_gpu_give_the_cpu_decision(audio_bundle):
 
     if not llama_cpp.llama_supports_gpu_offload():
         pytest.skip("this llama-cpp-python build has no GPU offload")
-    from edge.models.venus.llama_backend import LlamaModel
+    from edge.backends.llama import LlamaModel
 
     b = open_bundle(audio_bundle, verify_hashes=False)
     tokens = list(range(100, 140))

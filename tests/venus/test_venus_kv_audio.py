@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from edge.models.venus.chunk_loop import ChunkLoop
-from edge.models.venus.encoders import AudioEncoder
-from edge.models.venus.llama_backend import LlamaModel
-from edge.models.venus.onnx_backend import OnnxGraph
-from edge.models.venus.bundle import open_bundle
-from edge.models.venus.settings import VenusSettings
+from edge.frontend.venus.chunk_loop import ChunkLoop
+from edge.frontend.venus.encoders import AudioEncoder
+from edge.backends.llama import LlamaModel
+from edge.backends.onnx import OnnxGraph
+from edge.bundle.reader import open_bundle
+from edge.bundle.settings import VenusSettings
 from kernels.logmel import log_mel
 
 from venus_support import speechy

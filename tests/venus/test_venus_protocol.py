@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from edge.frontend.base import BackendResult, Chunk, Frame
-from edge.models.venus.settings import VenusSettings
-from edge.models.venus_frontend import VenusFrontend
+from edge.bundle.settings import VenusSettings
+from edge.frontend.venus.frontend import VenusFrontend
 
 from venus_support import BASE, speechy
 

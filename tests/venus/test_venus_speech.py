@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.models.venus.settings import VenusSettings
-from edge.models.venus.token2wav import windows
-from edge.models.venus_speech import VenusVoice
+from edge.bundle.settings import VenusSettings
+from edge.speech.venus.token2wav import windows
+from edge.speech.venus.voice import VenusVoice
 
 from venus_support import BASE
 
@@ -63,9 +63,9 @@ def test_text_without_hidden_states_still_speaks(voice):
 
 
 def test_a_bundle_without_a_voice_prompt_speaks_with_a_neutral_one(omni_bundle):
-    from edge.models.venus.bundle import open_bundle
-    from edge.models.venus.onnx_backend import OnnxGraph
-    from edge.models.venus.token2wav import Token2Wav
+    from edge.bundle.reader import open_bundle
+    from edge.backends.onnx import OnnxGraph
+    from edge.speech.venus.token2wav import Token2Wav
 
     b = open_bundle(omni_bundle, verify_hashes=False)
     graphs = [OnnxGraph(b.graphs[g], "cpu", 1) for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]

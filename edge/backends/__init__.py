@@ -1,0 +1,1 @@
+"""Inference backends: llama.cpp, onnxruntime, TensorRT, sampling, and finding packaged model files."""

@@ -1,0 +1,127 @@
+"""The frontend node's side of barge-in: the policy, fed by capture's speech activity and the transcript.
+
+Capture ducks playback at a speech onset and says so; at the next chunk
+boundary this decides. A frontend that exposes an `overlap_policy` hook
+(the embedded default) asks the policy itself, with its own transcript of
+the overlapping speech; for any other frontend the policy is applied here
+from the chunk audio and whatever the frontend heard, and an interruption
+is forced even if the model went on. Either way the decision, its reason
+and its timing go into the chunk's journal record, and a decided overlap
+restores the volume.
+"""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from edge import messages as m
+from edge.bargein.policy import BargeInPolicy, Decision, Overlap
+from edge.frontend.base import Chunk, ChunkOutput
+from edge.bargein import words as barge_in
+from edge.wire import Envelope
+
+RATE = 16000
+NS = 1_000_000_000
+CARRIED = frozenset({"other"})  # background is weighed again at every boundary: its level firms up
+SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (the benchmark's user gap)
+
+
+class BargeInJudge:
+    def __init__(self, frontend: object, config: dict) -> None:
+        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)))
+        self.frontend = frontend
+        self.hooked = hasattr(frontend, "overlap_policy")
+        if self.hooked:
+            frontend.overlap_policy = self._hook  # type: ignore[attr-defined]
+        self.last: Decision | None = None
+        self.duck: tuple[int, int] | None = None  # (speech onset, duck time) while playback is ducked
+        self.onset: m.SpeechActivity | None = None  # the newest onset heard over playback
+        self.offset_ns: int | None = None  # ... and when it stopped, once it has
+        self.history: collections.deque[tuple[int, np.ndarray]] = collections.deque(maxlen=16)
+        # Speech judged aimed elsewhere stays so until it pauses: its later words have
+        # lost the vocative ("Honey, ... | have you seen my keys?") but not the addressee.
+        self.carry: str | None = None
+        self.last_offset_ns: int | None = None
+        self.decisions: collections.Counter[str] = collections.Counter()
+
+    def _judge(self, overlap: Overlap) -> Decision:
+        """The policy's decision, unless this stretch of speech was already judged aimed elsewhere."""
+        if self.carry is not None:
+            return Decision(self.carry, barge_in.words(overlap.text), f"the rest of speech already judged {self.carry}")
+        d = self.policy.decide(overlap)
+        if d.decision in CARRIED:
+            self.carry = d.decision
+        return d
+
+    def _hook(self, text: str, audio: np.ndarray, voiced_ms: float, ongoing: bool, own_words: set[str]) -> Decision:
+        self.last = self._judge(Overlap(text, audio, voiced_ms, ongoing, own_words))
+        return self.last
+
+    def on_message(self, env: Envelope) -> None:
+        msg = env.msg
+        if isinstance(msg, m.SpeechActivity):
+            if msg.kind == "offset" and not msg.playback:
+                self.policy.observe_user(msg.level_db, msg.voiced_ms)  # the user's own level, for background
+            if msg.kind == "onset":
+                pause = None if self.last_offset_ns is None else msg.onset_ns - self.last_offset_ns
+                if pause is None or pause > SAME_TURN_GAP_NS:
+                    self.carry = None  # a new stretch of speech: judged afresh
+            else:
+                self.last_offset_ns = msg.t_ns
+            if msg.kind == "onset" and msg.playback:
+                self.onset, self.offset_ns = msg, None
+            elif msg.kind == "offset" and self.onset is not None and msg.onset_ns == self.onset.onset_ns:
+                self.offset_ns = msg.t_ns
+        elif isinstance(msg, m.Duck) and env.src == "capture" and msg.gain < 1.0:
+            self.duck = (msg.onset_ns, env.t_ns)
+
+    def _audio_since(self, t_ns: int) -> np.ndarray:
+        parts = [a[max(0, (t_ns - t0) * RATE // NS):] for t0, a in self.history if t0 + len(a) * NS // RATE > t_ns]
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def decide(self, chunk: Chunk, out: ChunkOutput) -> m.Duck | None:
+        """Apply the policy after the frontend's step; returns the volume restore to publish, if any."""
+        self.history.append((chunk.t_start_ns, chunk.audio))
+        bi = out.info.get("barge_in")
+        if bi is None and not self.hooked and self.duck is not None:
+            bi = self._decide_here(chunk, out)
+        if bi is not None:
+            if self.last is not None and self.hooked:
+                bi.update(reason=self.last.reason, level_db=_r(self.last.level_db),
+                          user_level_db=_r(self.last.user_level_db))
+                self.last = None
+            if self.duck is not None:
+                bi.update(duck_ns=self.duck[1], duck_after_onset_ms=(self.duck[1] - self.duck[0]) / 1e6)
+            self.decisions[bi["decision"]] += 1
+        if self.duck is None:
+            return None
+        decision = bi["decision"] if bi is not None else "none"
+        if decision == "pending":
+            return None  # still being spoken and not yet readable: stay ducked until the next boundary
+        onset = self.duck[0]
+        self.duck = None
+        return m.Duck(1.0, f"barge-in decided: {decision}", onset)
+
+    def _decide_here(self, chunk: Chunk, out: ChunkOutput) -> dict:
+        """A frontend without the hook: the policy reads the chunk audio and the frontend's transcript."""
+        assert self.duck is not None
+        onset = self.duck[0]
+        end = self.offset_ns if self.offset_ns is not None else chunk.t_end_ns
+        ongoing = self.offset_ns is None
+        d = self._judge(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
+        if d.interrupts and not out.interrupt:
+            out.interrupt, out.control, out.text, out.turn_end = True, "listen", "", False
+            yield_turn = getattr(self.frontend, "yield_turn", None)
+            if callable(yield_turn):
+                yield_turn()
+        bi = {"decision": d.decision, "text": out.user_text, "onset_ns": onset, "decided_ns": chunk.t_end_ns,
+              "after_onset_ms": (chunk.t_end_ns - onset) / 1e6, "voiced_ms": (end - onset) / 1e6,
+              "reason": d.reason, "level_db": _r(d.level_db), "user_level_db": _r(d.user_level_db),
+              "source": "policy"}
+        out.info["barge_in"] = bi
+        return bi
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)

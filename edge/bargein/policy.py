@@ -1,0 +1,161 @@
+"""The barge-in policy: what speech over the assistant's reply means, decided at a chunk boundary.
+
+It does not depend on the model choosing to yield. From the overlapping
+speech's audio (its level against the user's own, how long it has been
+voiced) and its transcript it picks one of:
+
+- interrupt   - the user takes the floor: stop, drop the rest, respond;
+- backchannel - "mm-hm", "yeah", "right": go on;
+- other       - speech aimed at someone else ("Hey Mark, ..."): go on;
+- background  - speech well below the user's level (a TV, a far talker): go on;
+- echo        - the assistant's own words heard back: go on;
+- noise / pending - nothing readable yet: go on (pending keeps playback ducked).
+"""
+from __future__ import annotations
+
+import re
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from edge.bargein import words as barge_in
+
+RATE = 16000
+MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
+CONTINUE = frozenset({"backchannel", "other", "background", "echo", "noise"})
+
+# Who a user might turn to instead of the assistant. Kin and endearments first, then common first names.
+KIN = frozenset("""
+honey sweetie sweetheart darling babe mom mum mommy dad daddy grandma grandpa kids guys everyone sis bro
+""".split())
+ADDRESSEES = KIN | frozenset("""
+buddy mate dude son boss doctor sir madam
+james john robert michael mike william david dave richard rick joseph joe thomas tom charles charlie
+chris christopher daniel dan matthew matt anthony tony mark paul steven steve andrew andy kevin brian
+george edward ed ryan jacob jake gary eric jonathan stephen larry justin scott brandon ben benjamin
+sam samuel greg gregory alex alexander patrick jack dennis peter tyler aaron henry nathan adam zach
+kyle walter harold jeremy ethan carl keith roger arthur terry sean christian austin noah lucas liam
+mary patricia jennifer jen linda elizabeth liz barbara susan jessica sarah sara karen nancy lisa
+betty margaret sandra ashley kimberly kim emily donna michelle carol amanda dorothy melissa deborah
+stephanie rebecca laura sharon cynthia kathleen amy shirley angela helen anna brenda pamela nicole
+emma samantha katherine kate christine debra rachel catherine carolyn janet maria heather diane julie
+joyce victoria olivia kelly christina lauren joan evelyn judith megan cheryl andrea hannah martha
+jacqueline frances gloria ann teresa kathryn sophia grace rose alice julia ava mia lily chloe zoe
+""".split())
+ASSISTANT_NAMES = frozenset({"venus", "assistant", "computer"})
+GREETINGS = frozenset({"hey", "hi", "hello", "yo", "oi", "listen", "look", "ok", "okay", "oh"})
+_TOKEN = re.compile(r"[A-Za-z']+")
+
+
+def speech_level_db(audio: np.ndarray, frame: int = 512, top: float = 0.4) -> float | None:
+    """Level of speech in dBFS: the RMS of the loudest `top` share of 32 ms frames (pauses do not count)."""
+    n = len(audio) // frame
+    if n == 0:
+        return None
+    e = np.mean(np.asarray(audio[:n * frame], np.float64).reshape(n, frame) ** 2, axis=1)
+    k = max(1, int(round(n * top)))
+    loud = np.sort(e)[-k:]
+    return float(10 * np.log10(np.mean(loud) + 1e-12))
+
+
+def addressed_elsewhere(text: str) -> str | None:
+    """The name the speech is addressed to, when it opens or closes by calling someone other than the assistant.
+
+    A vocative stands apart: after a greeting ("Hey Mark"), before a comma ("Sarah, ..."), or after a
+    closing comma ("..., Mike?"). Kin words and endearments count wherever they open the speech.
+    """
+    tokens = _TOKEN.findall(text)
+    if not tokens or any(t.lower() in ASSISTANT_NAMES for t in tokens[:3]):
+        return None  # nothing said, or the assistant is the one called
+    i = 0
+    while i < len(tokens) and tokens[i].lower() in GREETINGS:
+        i += 1
+    if i < len(tokens):
+        raw, low = tokens[i], tokens[i].lower()
+        after = text[text.find(raw) + len(raw):].lstrip()[:1] if raw in text else ""
+        greeted = i > 0 and raw[:1].isupper() and raw not in ("I", "I'm") and low not in barge_in.STOP_WORDS
+        if low in KIN or greeted or (low in ADDRESSEES and after == ","):
+            return raw
+    tail = text.rstrip(" ?.!").rsplit(",", 1)
+    if len(tail) == 2 and len(tokens) >= 3:
+        last = _TOKEN.findall(tail[1])
+        if len(last) == 1 and last[0].lower() in ADDRESSEES:
+            return last[0]
+    return None
+
+
+def opens_an_address(text: str) -> bool:
+    """Only a greeting so far ("Hey, my...", "Oh, hi"): the name that says whom it is for is still to come."""
+    ws = barge_in.words(text)
+    return 0 < len(ws) <= 3 and ws[0] in GREETINGS and not any(w in barge_in.STOP_WORDS and w not in GREETINGS
+                                                               for w in ws)
+
+
+@dataclass
+class Overlap:
+    """What the frontend knows of speech that started while the assistant was speaking."""
+
+    text: str  # transcript so far
+    audio: np.ndarray  # the overlapping speech so far, 16 kHz mono
+    voiced_ms: float  # how much of it the VAD called speech
+    ongoing: bool  # still being spoken at this boundary
+    own_words: set[str] = field(default_factory=set)  # words of the reply recently spoken
+
+
+@dataclass
+class Decision:
+    decision: str  # see the module docstring
+    words: list[str]
+    reason: str
+    level_db: float | None = None
+    user_level_db: float | None = None
+
+    @property
+    def interrupts(self) -> bool:
+        return self.decision == "interrupt"
+
+
+class BargeInPolicy:
+    # The user's own level is measured while the assistant is silent; over playback the echo canceller
+    # attenuates near speech by up to ~8 dB (measured), so the margin to call speech background is wider.
+    def __init__(self, background_margin_db: float = 12.0, background_floor_db: float = -45.0,
+                 min_user_voiced_ms: float = 300.0) -> None:
+        self.background_margin_db = background_margin_db
+        self.background_floor_db = background_floor_db  # used until the user's own level is known
+        self.min_user_voiced_ms = min_user_voiced_ms
+        self._user_levels: deque[float] = deque(maxlen=8)
+
+    def observe_user(self, level_db: float, voiced_ms: float) -> None:
+        """A stretch of the user's speech while the assistant was silent: the level to compare against."""
+        if voiced_ms >= self.min_user_voiced_ms and level_db > -90:
+            self._user_levels.append(level_db)
+
+    @property
+    def user_level_db(self) -> float | None:
+        return statistics.median(self._user_levels) if self._user_levels else None
+
+    def decide(self, o: Overlap) -> Decision:
+        ws = barge_in.words(o.text)
+        level = speech_level_db(o.audio)
+        ref = self.user_level_db
+        d = lambda kind, why: Decision(kind, ws, why, level, ref)  # noqa: E731
+        if o.ongoing and o.voiced_ms < MIN_LEVEL_MS:
+            return d("pending", "too little speech to weigh its level yet")
+        if level is not None:
+            floor = ref - self.background_margin_db if ref is not None else self.background_floor_db
+            if level < floor:
+                return d("background", f"speech at {level:.0f} dBFS, under the user's level by more than "
+                                       f"{self.background_margin_db:.0f} dB" if ref is not None else
+                         f"speech at {level:.0f} dBFS, under {floor:.0f} dBFS")
+        base = barge_in.classify(o.text, o.voiced_ms, o.ongoing, o.own_words)
+        if base.decision in ("pending", "noise", "echo", "backchannel"):
+            return d(base.decision, {"pending": "too little to read yet", "noise": "nothing readable",
+                                     "echo": "the reply's own words", "backchannel": "a backchannel"}[base.decision])
+        name = addressed_elsewhere(o.text)
+        if name is not None:
+            return d("other", f"addressed to {name}")
+        if o.ongoing and opens_an_address(o.text):
+            return d("pending", "a greeting: whom it is for comes next")
+        return d("interrupt", "speech aimed at the assistant")

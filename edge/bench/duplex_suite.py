@@ -1,0 +1,164 @@
+"""The duplex behaviour suite: spoken cases generated here, in the style of Full-Duplex-Bench v1.5.
+
+Each case: silence, a request that calls for a long answer, then, a fixed
+time after the request ends (while the assistant is answering), one overlap
+event of a category:
+
+- interruption - the user takes the floor with a new request;
+- backchannel  - "mm-hmm", "yeah", ...;
+- other        - the user talks to someone else in the room;
+- background   - another voice well below the user's level (a TV, a far talker).
+
+Speech is made with espeak-ng (several voices and rates) and the Piper
+voice; every voice says different words, so no one phrase decides a rate.
+The user's speech is set to one level; the input WAV, the user-only track
+and the event's scheduled window are written for scoring.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from kernels.resample import resample
+
+RATE = 16000
+CATEGORIES = ("interruption", "backchannel", "other", "background")
+USER_DBFS = -24.0  # RMS of the user's speech
+BACKGROUND_DB = -20.0  # background speech relative to the user
+LEAD_S, EVENT_AFTER_S, TAIL_S = 0.5, 5.0, 7.0
+
+# Requests the embedded default answers itself, at length, whichever recognizer hears them (a question
+# that needs outside knowledge, or a story, is delegated with a short "let me check", and a request its
+# voice makes unreadable gets a short answer: either way nothing would be playing when the event comes).
+REQUESTS = (
+    "Please explain in detail how the human heart pumps blood around the body.",
+    "Can you explain how a bicycle works?",
+    "Please explain in detail how the lungs work.",
+    "Can you explain how an airplane flies?",
+)
+EVENTS = {
+    "interruption": ("Wait, stop. Can you tell me a good recipe for pancakes instead?",
+                     "Sorry to cut in, but how many legs does a spider have?",
+                     "Hold on, actually, what is the capital of Australia?",
+                     "No, no, that is enough. Tell me a joke about cats instead."),
+    "backchannel": ("Mm-hmm.", "Yeah.", "Uh-huh.", "Right."),
+    "other": ("Hey Mark, could you close the window, please?",
+              "Sarah, dinner is almost ready, can you set the table?",
+              "Honey, have you seen my car keys anywhere?",
+              "Mom, I will call you back in five minutes, okay?"),
+    "background": ("And in other news tonight, the city council approved the new budget after a long debate.",
+                   "The weather tomorrow will be cloudy, with a chance of rain in the afternoon.",
+                   "Our next caller is on the line from Denver. Go ahead, you are on the air.",
+                   "Traffic is heavy on the northbound bridge this evening, so plan for delays."),
+}
+
+
+@dataclass(frozen=True)
+class Voice:
+    engine: str  # "espeak" or "piper"
+    name: str  # espeak voice, or "" for the Piper voice
+    rate: float  # espeak words per minute, or the Piper length scale
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine}-{self.name or 'joe'}-{self.rate:g}"
+
+
+VOICES = (Voice("piper", "", 1.0), Voice("espeak", "en-us", 170), Voice("espeak", "en-gb", 145),
+          Voice("espeak", "en-us+f2", 190))
+BACKGROUND_VOICES = (Voice("espeak", "en-us+m3", 160), Voice("piper", "", 0.9))
+
+
+@dataclass
+class Case:
+    name: str
+    category: str
+    voice: str
+    request: str
+    event: str
+    wav: str  # the microphone input
+    user_wav: str  # the user's speech alone (for background: the request only)
+    event_start_s: float  # scheduled window of the overlap event in the input
+    event_end_s: float
+    duration_s: float
+
+
+class Synth:
+    """Text to 16 kHz speech with a given voice; the Piper voice is loaded once, when first needed."""
+
+    def __init__(self) -> None:
+        self._piper = None
+
+    def say(self, text: str, voice: Voice) -> np.ndarray:
+        if voice.engine == "piper":
+            if self._piper is None:
+                from edge.speech.piper.voice import PiperVoice
+
+                self._piper = PiperVoice(threads=1)
+            self._piper.scales[1] = voice.rate
+            parts = list(self._piper.synthesize(text))
+            audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+            return resample(audio, self._piper.sample_rate, RATE)
+        with tempfile.NamedTemporaryFile(suffix=".wav") as f:
+            try:
+                subprocess.run(["espeak-ng", "-v", voice.name, "-s", str(int(voice.rate)), "-w", f.name, text],
+                               check=True, capture_output=True)
+            except FileNotFoundError:
+                raise RuntimeError("the duplex suite needs espeak-ng; install it with "
+                                   "`apt-get install espeak-ng`") from None
+            audio, rate = sf.read(f.name, dtype="float32")
+        return resample(audio, rate, RATE)
+
+
+def trim(x: np.ndarray, floor_db: float = -50.0) -> np.ndarray:
+    """Cut leading and trailing silence, so scheduled times are speech times."""
+    loud = np.flatnonzero(np.abs(x) > 10 ** (floor_db / 20))
+    return x[loud[0]:loud[-1] + 1] if len(loud) else x
+
+
+def set_level(x: np.ndarray, dbfs: float) -> np.ndarray:
+    frames = x[:len(x) // 512 * 512].reshape(-1, 512)
+    e = np.mean(frames ** 2, axis=1)
+    voiced = e[e > 0.1 * e.max()] if len(e) else np.array([1e-6])
+    return (x * 10 ** (dbfs / 20) / np.sqrt(np.mean(voiced) + 1e-12)).astype(np.float32)
+
+
+def build_suite(out_dir: Path, voices: int = len(VOICES), synth: Synth | None = None) -> list[Case]:
+    """Write every case's input and user track under `out_dir`; return the cases (also saved as cases.json)."""
+    if not 1 <= voices <= len(VOICES):
+        raise ValueError(f"the suite has 1 to {len(VOICES)} voices, not {voices}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    synth = synth or Synth()
+    cases = []
+    for vi, voice in enumerate(VOICES[:voices]):
+        request = set_level(trim(synth.say(REQUESTS[vi % len(REQUESTS)], voice)), USER_DBFS)
+        req_start = int(LEAD_S * RATE)
+        event_at = req_start + len(request) + int(EVENT_AFTER_S * RATE)
+        for ci, cat in enumerate(CATEGORIES):
+            text = EVENTS[cat][(vi + ci) % len(EVENTS[cat])]
+            if cat == "background":
+                bg_voice = BACKGROUND_VOICES[0] if voice.engine == "piper" else BACKGROUND_VOICES[1]
+                event = set_level(trim(synth.say(text, bg_voice)), USER_DBFS + BACKGROUND_DB)
+            else:
+                event = set_level(trim(synth.say(text, voice)), USER_DBFS)
+            total = event_at + len(event) + int(TAIL_S * RATE)
+            mic, user = np.zeros(total, np.float32), np.zeros(total, np.float32)
+            mic[req_start:req_start + len(request)] = request
+            user[req_start:req_start + len(request)] = request
+            mic[event_at:event_at + len(event)] += event
+            if cat != "background":
+                user[event_at:event_at + len(event)] += event
+            name = f"{voice.label}-{cat}"
+            wav, user_wav = out_dir / f"{name}.wav", out_dir / f"{name}.user.wav"
+            sf.write(str(wav), mic, RATE, subtype="PCM_16")
+            sf.write(str(user_wav), user, RATE, subtype="PCM_16")
+            cases.append(Case(name, cat, voice.label, REQUESTS[vi % len(REQUESTS)], text, str(wav), str(user_wav),
+                              event_at / RATE, (event_at + len(event)) / RATE, total / RATE))
+    (out_dir / "cases.json").write_text(json.dumps([asdict(c) for c in cases], indent=1))
+    return cases

@@ -1,0 +1,1 @@
+"""Reading a Venus bundle on the device: manifest, checks, settings, native engines."""

@@ -1,0 +1,167 @@
+"""Opening a Venus bundle: the manifest is checked before anything is loaded.
+
+Checks, each failing with one sentence: the manifest's format, every file's
+size and sha256, the variant (omni needs a vision graph), the precision asked
+for, and the device (a bundle fitted to another device is refused; a TensorRT
+engine built for another GPU or TensorRT falls back to its ONNX graph, with a
+note saying so).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
+
+log = logging.getLogger("edge.venus")
+
+GGUF_ORDER = ("F32", "BF16", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_0",
+              "IQ4_XS", "Q3_K_M", "Q2_K")
+ONNX_ORDER = ("fp32", "fp16", "int8")
+GRAPHS = ("vision", "audio", "token2wav_encoder", "token2wav_step", "token2wav_vocoder")
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be used; the message is one sentence saying what and how to fix it."""
+
+
+@dataclass
+class Bundle:
+    root: Path
+    manifest: dict
+    variant: str
+    llm: Path
+    llm_precision: str
+    tts: Path | None
+    tts_extras: Path | None
+    graphs: dict[str, Path] = field(default_factory=dict)  # graph name -> ONNX file
+    graph_precision: str = "fp32"
+    engines: dict[str, Path] = field(default_factory=dict)  # graph name -> TensorRT engine usable here
+    voice: Path | None = None  # token2wav voice prompt (npz: prompt_tokens, prompt_mel, spk_embedding)
+    noise: Path | None = None  # token2wav sampler noise (npy), when the exporter wrote it apart
+    token2wav: dict = field(default_factory=dict)  # the stream contract recorded by the exporter, if any
+    config: dict = field(default_factory=dict)  # the checkpoint's config facts the runtime needs
+    notes: list[str] = field(default_factory=list)  # fallbacks taken, one sentence each
+
+
+def read_manifest(root: Path) -> dict:
+    """The manifest, read and format-checked by the exporter's own reader (one format, one reader)."""
+    if not root.is_dir():
+        raise BundleError(f"bundle {root} is not a directory; give the folder that venus-export build wrote.")
+    try:
+        return load_manifest(root)
+    except ManifestError as exc:
+        raise BundleError(f"{exc} Rebuild it with this version of venus-export.") from None
+
+
+def verify_files(root: Path, manifest: dict, hashes: bool = True) -> None:
+    for rel, meta in (manifest.get("files") or {}).items():
+        path = root / rel
+        if not path.is_file():
+            raise BundleError(f"bundle file {rel} is missing; copy the whole bundle again or rebuild it.")
+        if path.stat().st_size != meta.get("size"):
+            raise BundleError(f"bundle file {rel} has {path.stat().st_size} bytes where the manifest says "
+                              f"{meta.get('size')}; the copy is incomplete or the file was changed.")
+        if hashes and sha256_file(path) != meta.get("sha256"):
+            raise BundleError(f"bundle file {rel} does not match its sha256 in the manifest; it is damaged or was "
+                              "changed after the build, so copy or rebuild the bundle.")
+
+
+def _pick(parts: list[dict], role: str, order: tuple[str, ...], want: str | None, what: str) -> dict | None:
+    mine = [p for p in parts if p.get("role") == role]
+    if not mine:
+        return None
+    if want is not None:
+        for p in mine:
+            if str(p.get("precision")).lower() == want.lower():
+                return p
+        have = ", ".join(sorted(str(p.get("precision")) for p in mine))
+        raise BundleError(f"the bundle has no {what} in {want} (it has {have}); pick one of those or rebuild "
+                          f"with venus-export build --types/--encoders {want}.")
+    rank = {t.lower(): i for i, t in enumerate(order)}
+    return min(mine, key=lambda p: rank.get(str(p.get("precision")).lower(), len(order)))
+
+
+def _check_device(manifest: dict, device: str) -> None:
+    target = str((manifest.get("target") or {}).get("device", "cpu"))
+    if device == "cpu" or target in ("cpu", "", "any"):
+        return
+    if device != "auto" and target != device and not target.startswith(device):
+        raise BundleError(f"the bundle was fitted to device {target}, not {device}; rebuild it with "
+                          f"venus-export build --device {device}.")
+
+
+def _source_config(manifest: dict) -> dict:
+    """Slicing and TTS facts of the source checkpoint, when its config.json is still at hand."""
+    src = Path(str((manifest.get("source") or {}).get("path", ""))) / "config.json"
+    try:
+        return json.loads(src.read_text()) if src.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: str | None = None,
+                device: str = "auto", verify_hashes: bool = True) -> Bundle:
+    from edge.bundle.engines import usable_engines
+
+    root = Path(root)
+    manifest = read_manifest(root)
+    variant = manifest.get("variant")
+    if variant not in ("omni", "audio"):
+        raise BundleError(f"the manifest's variant is {variant!r}; a Venus bundle is omni or audio.")
+    verify_files(root, manifest, verify_hashes)
+    _check_device(manifest, device)
+    parts = [p for p in manifest.get("parts", []) if isinstance(p, dict)]
+    llm = _pick([p for p in parts if p.get("kind") == "gguf"], "llm", GGUF_ORDER, precision, "LLM GGUF")
+    if llm is None:
+        raise BundleError("the bundle has no LLM GGUF part; rebuild it with venus-export build.")
+    tts = _pick([p for p in parts if p.get("kind") == "gguf"], "tts", GGUF_ORDER, None, "TTS GGUF")
+    onnx = [p for p in parts if p.get("kind") == "onnx"]
+    graphs: dict[str, Path] = {}
+    graph_precision = "fp32"
+    for name in GRAPHS:
+        mine = [{**p, "role": name} for p in onnx if str(p.get("role", "")).replace("-", "_") == name]
+        has = {str(p.get("precision")).lower() for p in mine}
+        want = encoder_precision if encoder_precision and encoder_precision.lower() in has else None
+        if encoder_precision and want is None and mine and name in ("audio", "vision"):
+            raise BundleError(f"the bundle has no {name} graph in {encoder_precision} (it has "
+                              f"{', '.join(sorted(has))}); pick one of those or rebuild with --encoders.")
+        part = _pick(mine, name, ONNX_ORDER, want, f"{name} graph")
+        if part is not None:
+            graphs[name] = root / next(f for f in part["files"] if f.endswith(".onnx"))
+            if name == "audio":
+                graph_precision = str(part.get("precision"))
+    if "audio" not in graphs:
+        raise BundleError("the bundle has no audio encoder graph (onnx part with role audio); rebuild it with "
+                          "venus-export build and the export extra installed.")
+    if variant == "omni" and "vision" not in graphs:
+        raise BundleError("this omni bundle has no vision graph; rebuild it, or use an audio bundle.")
+    def files_of(*roles: str, ext: str = "") -> Path | None:
+        return next((root / f for p in parts if str(p.get("role", p.get("name"))).replace("_", "-") in roles
+                     for f in p.get("files", []) if f.endswith(ext)), None)
+
+    voice = files_of("token2wav-voice", ext=".npz")
+    noise = files_of("token2wav-noise", ext=".npy")
+    extras = files_of("tts-extras", ext=".npz") or next(
+        (root / f for f in (tts or {}).get("files", []) if f.endswith(".npz")), None)
+    contract = next((dict(p["shapes"]["token2wav"]) for p in parts
+                     if isinstance((p.get("shapes") or {}).get("token2wav"), dict)), {})
+    config = _source_config(manifest)
+    bundle = Bundle(root, manifest, variant, root / llm["files"][0], str(llm.get("precision")),
+                    root / tts["files"][0] if tts else None, extras,
+                    graphs, graph_precision, voice=voice, noise=noise, token2wav=contract, config=config)
+    bundle.engines, notes = usable_engines(root, graphs)
+    bundle.notes.extend(notes)
+    for note in bundle.notes:
+        log.warning("venus bundle: %s", note)
+    return bundle
+
+
+def bundle_dir(config: dict, key: str) -> Path:
+    """The bundle folder named by a session setting (`bundle`, or `voice` for `--voice bundle:DIR`)."""
+    arg = config.get(key) or ""
+    if not arg:
+        raise BundleError("the Venus bundle needs its folder: --bundle DIR (or --frontend bundle:DIR).")
+    return Path(arg).expanduser()

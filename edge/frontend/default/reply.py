@@ -1,0 +1,89 @@
+"""One reply of the decision LLM, pulled a sentence at a time across chunk boundaries.
+
+The constrained text is parsed as it grows: a delegate span is handed out
+once it closes (it is never spoken), spoken text is handed out whole
+sentence by whole sentence, and a listen ends the turn silently.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from edge.frontend.default import grammar as protocol
+from edge.frontend.default.llm import TokenStream
+
+_CLAUSE_END = re.compile(r"[,;:](?=\s)")
+MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts sooner
+
+
+@dataclass
+class Piece:
+    text: str = ""
+    instruction: str | None = None
+    closed_by: str = protocol.CLOSE
+    finished: bool = False
+    listen: bool = False
+    tokens: list[int] = field(default_factory=list)
+    llm_s: float = 0.0
+
+
+class Reply:
+    def __init__(self, stream: TokenStream) -> None:
+        self.stream = stream
+        self.spoken_upto = 0  # characters of speech already handed out
+        self.delegated = False
+        self.token_upto = 0
+
+    @property
+    def finished(self) -> bool:
+        return self.stream.finished and self.spoken_upto >= len(self._parse().speech)
+
+    def _parse(self) -> protocol.Parsed:
+        return protocol.parse(self.stream.text, self.stream.finished)
+
+    def _cut(self, speech: str, first: bool) -> int | None:
+        end = protocol.sentence_end(speech, self.spoken_upto, self.stream.finished)
+        if first and end is None:
+            m = _CLAUSE_END.search(speech, self.spoken_upto)
+            if m and len(speech[self.spoken_upto:m.end()].split()) >= MIN_FIRST_WORDS:
+                return m.end()
+        return end
+
+    def next_piece(self, max_tokens: int, budget_s: float | None = None) -> Piece:
+        """Decode until the next sentence (or the span, or the end) is whole.
+
+        At most `max_tokens` more, and no longer than `budget_s`: a live chunk loop must not fall behind
+        the microphone; what is unfinished continues at the next boundary.
+        """
+        t0 = time.perf_counter()
+        piece = Piece()
+        first = self.spoken_upto == 0
+        budget = max_tokens
+        while True:
+            parsed = self._parse()
+            if parsed.instruction is not None and not self.delegated:
+                self.delegated = True
+                piece.instruction, piece.closed_by = parsed.instruction, parsed.closed_by
+            if parsed.listen:
+                piece.listen = piece.finished = True
+                break
+            end = None if parsed.undecided else self._cut(parsed.speech, first)
+            if end is not None and end > self.spoken_upto:
+                piece.text = parsed.speech[self.spoken_upto:end].strip()
+                self.spoken_upto = end
+                break
+            if self.stream.finished or budget <= 0:
+                break
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                break
+            self.stream.next()
+            budget -= 1
+        piece.finished = piece.finished or self.finished
+        piece.tokens = self.stream.tokens[self.token_upto:]
+        self.token_upto = len(self.stream.tokens)
+        piece.llm_s = time.perf_counter() - t0
+        return piece
+
+    def close(self) -> None:
+        self.stream.close()

@@ -1,0 +1,107 @@
+"""The Venus frontend: an exported bundle behind `step(chunk) -> ChunkOutput` (`--frontend bundle:DIR`).
+
+Per chunk: the newest frame's slices through the vision graph (Omni), the
+chunk's log-mel through the streaming audio graph, then the chunk protocol on
+llama.cpp (edge/frontend/venus/chunk_loop.py). Spoken words leave with their
+hidden states (ChunkOutput.speech) for the Venus voice; delegate spans go to
+the harness; harness results are prefilled at the next idle listen boundary.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, SpeechStates
+from edge.bundle.reader import Bundle, bundle_dir, open_bundle
+from edge.frontend.venus.chunk_loop import ChunkLoop
+from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
+from edge.backends.llama import LlamaModel
+from edge.backends.onnx import open_graph
+from edge.bundle.settings import VenusSettings
+
+log = logging.getLogger("edge.venus")
+
+
+def graph(bundle: Bundle, name: str, settings: VenusSettings):
+    return open_graph(name, bundle.graphs[name], bundle.engines.get(name), settings.device, settings.threads,
+                      bundle.root / ".cache" / "trt")
+
+
+class VenusFrontend:
+    name = "venus"
+
+    def __init__(self, root: Path, settings: VenusSettings) -> None:
+        self.s = settings
+        self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
+                                  device=settings.device, verify_hashes=settings.verify_hashes)
+        b = self.bundle
+        self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.gpu_layers(), settings.flash_attn)
+        if self.llm.n_ctx < settings.n_ctx:  # the model was trained on less: keep the marks in proportion
+            scale = self.llm.n_ctx / settings.n_ctx
+            settings.kv_high, settings.kv_low = int(settings.kv_high * scale), int(settings.kv_low * scale)
+            log.info("venus: context %d (the model's trained length); KV marks %d/%d", self.llm.n_ctx,
+                     settings.kv_high, settings.kv_low)
+        audio = graph(b, "audio", settings)
+        shapes = getattr(audio, "input_shapes", None) or {}
+        ac = b.config.get("audio_config") or {}
+        self.audio = AudioEncoder(audio, shapes, max_positions=int(ac.get("max_source_positions", 1500)))
+        self.vision: VisionEncoder | None = None
+        if b.variant == "omni":
+            vc = b.config.get("vision_config") or {}
+            max_slices = settings.max_slices or int(b.config.get("max_slice_nums", 9))
+            self.vision = VisionEncoder(graph(b, "vision", settings), int(b.config.get("scale_resolution", 448)),
+                                        int(b.config.get("patch_size", 14)), max_slices,
+                                        int(vc.get("image_size", 980)))
+        self._warm_up()
+        self.loop = ChunkLoop(self.llm, settings)
+        log.info("venus: %s bundle, LLM %s, encoders %s, context %d", b.variant, b.llm_precision,
+                 b.graph_precision, self.llm.n_ctx)
+
+    def _warm_up(self) -> None:
+        """Pay the encoders' first-run costs (allocation, kernel choice) before the first chunk."""
+        self.audio.encode(np.zeros(self.audio.chunk_samples, np.float32))
+        self.audio.reset()
+        self.audio.resets = 0
+        if self.vision is not None:
+            self.vision.encode(np.full((64, 64, 3), 128, np.uint8))
+
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        t0 = time.perf_counter()
+        media = []
+        if self.vision is not None and chunk.frames:
+            media.append(("image", self.vision.encode(chunk.frames[-1].image)))  # newest frame of the chunk
+        t1 = time.perf_counter()
+        media.append(("audio", self.audio.encode(chunk.audio)))
+        t2 = time.perf_counter()
+        res = self.loop.run(chunk.index, chunk.t_start_ns, media)
+        t3 = time.perf_counter()
+        # The model yielding to a barge-in: it ends its turn without a word while the user talks over it.
+        interrupt = bool(chunk.user_speech_onset_ns is not None and res.turn_end and not res.spoken_ids)
+        info = {"vision_ms": round((t1 - t0) * 1e3, 2), "audio_ms": round((t2 - t1) * 1e3, 2),
+                "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "decode": res.decode_tokens,
+                "prefill_s": res.prefill_s, "decode_s": res.decode_s, **self.loop.state()}
+        if res.refused:
+            info["refused"] = res.refused
+        if res.voided:
+            info["voided"] = res.voided
+        if res.injected:
+            info["injected"] = res.injected
+        speech = SpeechStates(res.spoken_ids, res.hidden) if res.hidden is not None else None
+        return ChunkOutput(res.control, res.text,
+                           [DelegateSpan(sp.instruction, sp.opened_ns, sp.closed_by) for sp in res.spans],
+                           res.turn_end, interrupt, backend_id=res.backend_id if res.text else "",
+                           tokens=res.tokens, info=info, speech=speech)
+
+    def deliver(self, result: BackendResult) -> None:
+        self.loop.deliver(result.id, result.text)
+
+    def close(self) -> None:
+        self.llm.close()
+
+
+def build(config: dict) -> VenusFrontend:
+    root = bundle_dir(config, "frontend_arg")
+    return VenusFrontend(root, VenusSettings.load(root, config))

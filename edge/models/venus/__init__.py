@@ -1,1 +1,0 @@
-"""The Venus bundle runtime: bundle loading, backends (llama.cpp, onnxruntime, TensorRT), the chunk protocol."""

@@ -1,0 +1,1 @@
+"""The embedded default voice: Piper VITS in onnxruntime, phonemes from espeak-ng."""

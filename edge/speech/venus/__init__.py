@@ -1,0 +1,1 @@
+"""The Venus voice: TTS codes on llama.cpp, then token2wav over ONNX graphs."""

@@ -1,0 +1,98 @@
+"""Layers import downward only: a module that imports upward fails here, naming the import.
+
+Imports inside functions count too: a lazy import still ties the layers together
+on a device install.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# package prefix -> prefixes it must never import (checked on every module under the package).
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "edge.protocol": ("edge", "export", "quant", "kernels"),
+    "kernels": ("edge", "export", "quant"),
+    "edge.wire": ("edge.graph", "edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness",
+                  "edge.bench", "export", "quant"),
+    "edge.messages": ("edge.graph", "edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness",
+                      "edge.bench", "export", "quant"),
+    "edge.graph": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
+                   "edge.bargein", "export", "quant"),
+    "edge.detect": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
+                    "edge.bargein", "export", "quant"),
+    "edge.backends": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
+                      "edge.bargein", "export", "quant"),
+    "edge.bundle": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
+                    "export", "quant"),
+    "edge.frontend": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
+    "edge.speech": ("edge.nodes", "edge.harness", "edge.frontend", "edge.bench", "export", "quant"),
+    "edge.capture": ("edge.nodes", "edge.harness", "edge.frontend", "edge.speech", "edge.bench", "export", "quant"),
+    "edge.harness": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.bench", "export", "quant"),
+    "edge.bargein": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
+    "edge.nodes": ("edge.bench", "export", "quant"),
+    "edge": ("export", "quant"),  # the live runtime never needs the build-time packages (torch, onnx)
+    "export": ("edge.nodes", "edge.graph", "edge.frontend", "edge.harness", "edge.capture", "quant"),
+}
+
+
+def modules(root: Path) -> list[tuple[str, Path]]:
+    out = []
+    for top in ("edge", "export", "quant", "kernels"):
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            out.append((".".join(parts), path))
+    return out
+
+
+def imports_of(name: str, path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                target = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((node.lineno, target))
+            found += [(node.lineno, f"{target}.{a.name}") for a in node.names]
+    return found
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(root: Path = ROOT) -> list[str]:
+    out = set()
+    for name, path in modules(root):
+        rules = [(pkg, banned) for pkg, banned in FORBIDDEN.items() if _under(name, pkg)]
+        for line, target in imports_of(name, path):
+            for pkg, banned in rules:
+                for b in banned:
+                    if _under(target, b) and not _under(target, pkg):
+                        out.add(f"{path.relative_to(root)}:{line} imports {target} ({pkg} may not import {b})")
+    return sorted(out)
+
+
+def test_no_layer_imports_upward() -> None:
+    assert violations() == []
+
+
+def test_an_upward_import_is_named(tmp_path: Path) -> None:
+    # The checker must see a lazy upward import, or the test above proves nothing.
+    (tmp_path / "edge" / "graph").mkdir(parents=True)
+    (tmp_path / "edge" / "graph" / "sup.py").write_text("def f():\n    from edge.nodes import frontend\n")
+    (tmp_path / "edge" / "protocol").mkdir()
+    (tmp_path / "edge" / "protocol" / "t.py").write_text("from . import spans\nimport edge.wire\n")
+    found = violations(tmp_path)
+    assert found == ["edge/graph/sup.py:2 imports edge.nodes (edge.graph may not import edge.nodes)",
+                     "edge/graph/sup.py:2 imports edge.nodes.frontend (edge.graph may not import edge.nodes)",
+                     "edge/protocol/t.py:2 imports edge.wire (edge.protocol may not import edge)"]
