@@ -1,1 +1,1 @@
-"""kernels"""
+"""Hot numeric kernels called every chunk or frame (log-mel, resampling, image slicing), each with a NumPy reference."""

@@ -1,1 +1,1 @@
-"""bench"""
+"""Benchmarks (`venus-edge bench ...`) and the suites they generate; the runtime never imports this package."""

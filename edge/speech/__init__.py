@@ -1,1 +1,1 @@
-"""speech"""
+"""Speech output: decoders (espeak, Piper in `piper/`, the Venus voice in `venus/`), playback on the timeline, sinks."""
