@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.detect.vad import FRAME, FRAME_NS, SileroVad
+from edge.detect.vad import FRAME_NS, SileroVad
 
 
 @dataclass
@@ -48,11 +48,8 @@ class OnsetDetector:
 
     def feed(self, audio: np.ndarray, t_ns: int | None = None) -> list[OnsetEvent]:
         events = []
-        start = len(self.vad._pending)
-        buf = np.concatenate([self.vad._pending, np.asarray(audio, np.float32)])
-        for k, fp in enumerate(self.vad.feed(audio, t_ns)):
-            frame = buf[k * FRAME:(k + 1) * FRAME] if start + len(audio) >= (k + 1) * FRAME else buf[:0]
-            rms = float(np.sqrt(np.mean(frame ** 2))) if len(frame) else 0.0
+        for fp in self.vad.feed(audio, t_ns):
+            rms = fp.rms
             end_ns = fp.t_start_ns + FRAME_NS
             if not self.speaking:
                 loud = rms >= max(0.003, 4.0 * self.noise_rms)
