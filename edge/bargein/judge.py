@@ -1,13 +1,18 @@
 """The frontend node's side of barge-in: the policy, fed by capture's speech activity and the transcript.
 
 Capture ducks playback at a speech onset and says so; at the next chunk
-boundary this decides. A frontend that exposes an `overlap_policy` hook
-(the embedded default) asks the policy itself, with its own transcript of
-the overlapping speech; for any other frontend the policy is applied here
-from the chunk audio and whatever the frontend heard, and an interruption
-is forced even if the model went on. Either way the decision, its reason
-and its timing go into the chunk's journal record, and a decided overlap
-restores the volume.
+boundary this decides. The judge is handed to the frontend through the
+frontend interface (`Frontend.hear_overlaps`): a frontend that transcribes
+the user (the embedded default) asks it itself, with its own transcript of
+the overlapping speech, and yields in its own step. For any other frontend
+the policy is applied here after the step, from the chunk audio and
+whatever the frontend heard; an interruption is then forced even if the
+model went on, and the frontend is told to end its turn
+(`Frontend.yield_turn`). Either way the decision, its reason and its timing
+go into the chunk's journal record, and a decided overlap restores the
+volume. Until then, each chunk carries the overlap's onset
+(`Chunk.user_speech_onset_ns`), so a frontend can tell that the user is
+talking over it.
 """
 from __future__ import annotations
 
@@ -16,9 +21,9 @@ import collections
 import numpy as np
 
 from edge import messages as m
-from edge.bargein.policy import BargeInPolicy, Decision, Overlap
-from edge.frontend.base import Chunk, ChunkOutput
 from edge.bargein import words as barge_in
+from edge.bargein.policy import BargeInPolicy, Decision, Overlap
+from edge.frontend.base import Chunk, ChunkOutput, Frontend
 from edge.wire import Envelope
 
 RATE = 16000
@@ -28,12 +33,9 @@ SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (
 
 
 class BargeInJudge:
-    def __init__(self, frontend: object, config: dict) -> None:
+    def __init__(self, frontend: Frontend, config: dict) -> None:
         self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)))
         self.frontend = frontend
-        self.hooked = hasattr(frontend, "overlap_policy")
-        if self.hooked:
-            frontend.overlap_policy = self._hook  # type: ignore[attr-defined]
         self.last: Decision | None = None
         self.duck: tuple[int, int] | None = None  # (speech onset, duck time) while playback is ducked
         self.onset: m.SpeechActivity | None = None  # the newest onset heard over playback
@@ -44,6 +46,7 @@ class BargeInJudge:
         self.carry: str | None = None
         self.last_offset_ns: int | None = None
         self.decisions: collections.Counter[str] = collections.Counter()
+        self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
 
     def _judge(self, overlap: Overlap) -> Decision:
         """The policy's decision, unless this stretch of speech was already judged aimed elsewhere."""
@@ -54,9 +57,23 @@ class BargeInJudge:
             self.carry = d.decision
         return d
 
-    def _hook(self, text: str, audio: np.ndarray, voiced_ms: float, ongoing: bool, own_words: set[str]) -> Decision:
-        self.last = self._judge(Overlap(text, audio, voiced_ms, ongoing, own_words))
+    def decide_overlap(self, overlap: Overlap) -> Decision:
+        """What speech over the reply means, for a frontend that hears it itself (asked in its step)."""
+        self.last = self._judge(overlap)
         return self.last
+
+    def overlap_onset(self, t_start_ns: int, t_end_ns: int) -> int | None:
+        """The onset of speech heard over playback that is still open in chunk [t_start_ns, t_end_ns).
+
+        Open: it started before the chunk's end, and it has not been decided yet, or is still being
+        spoken. Once decided (the next boundary, or a later one while pending) it is no longer carried.
+        """
+        o = self.onset
+        if o is None or o.onset_ns >= t_end_ns:
+            return None
+        if self.duck is None and self.offset_ns is not None and self.offset_ns <= t_start_ns:
+            return None  # it stopped before this chunk and no decision waits on it
+        return o.onset_ns
 
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
@@ -84,10 +101,10 @@ class BargeInJudge:
         """Apply the policy after the frontend's step; returns the volume restore to publish, if any."""
         self.history.append((chunk.t_start_ns, chunk.audio))
         bi = out.info.get("barge_in")
-        if bi is None and not self.hooked and self.duck is not None:
+        if bi is None and not self.frontend_hears and self.duck is not None:
             bi = self._decide_here(chunk, out)
         if bi is not None:
-            if self.last is not None and self.hooked:
+            if self.last is not None and self.frontend_hears:
                 bi.update(reason=self.last.reason, level_db=_r(self.last.level_db),
                           user_level_db=_r(self.last.user_level_db))
                 self.last = None
@@ -100,11 +117,11 @@ class BargeInJudge:
         if decision == "pending":
             return None  # still being spoken and not yet readable: stay ducked until the next boundary
         onset = self.duck[0]
-        self.duck = None
+        self.duck, self.onset = None, None  # decided: later chunks no longer carry this overlap
         return m.Duck(1.0, f"barge-in decided: {decision}", onset)
 
     def _decide_here(self, chunk: Chunk, out: ChunkOutput) -> dict:
-        """A frontend without the hook: the policy reads the chunk audio and the frontend's transcript."""
+        """A frontend that does not hear overlaps: the policy reads the chunk audio and its transcript, if any."""
         assert self.duck is not None
         onset = self.duck[0]
         end = self.offset_ns if self.offset_ns is not None else chunk.t_end_ns
@@ -112,9 +129,7 @@ class BargeInJudge:
         d = self._judge(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
         if d.interrupts and not out.interrupt:
             out.interrupt, out.control, out.text, out.turn_end = True, "listen", "", False
-            yield_turn = getattr(self.frontend, "yield_turn", None)
-            if callable(yield_turn):
-                yield_turn()
+            self.frontend.yield_turn()  # the model went on: its turn ends here, so the next chunk may listen
         bi = {"decision": d.decision, "text": out.user_text, "onset_ns": onset, "decided_ns": chunk.t_end_ns,
               "after_onset_ms": (chunk.t_end_ns - onset) / 1e6, "voiced_ms": (end - onset) / 1e6,
               "reason": d.reason, "level_db": _r(d.level_db), "user_level_db": _r(d.user_level_db),

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edge.bargein import words as barge_in
+from edge.detect.level import speech_level_db
 
-RATE = 16000
 MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
-CONTINUE = frozenset({"backchannel", "other", "background", "echo", "noise"})
 
 # Who a user might turn to instead of the assistant. Kin and endearments first, then common first names.
 KIN = frozenset("""
@@ -47,17 +46,6 @@ jacqueline frances gloria ann teresa kathryn sophia grace rose alice julia ava m
 ASSISTANT_NAMES = frozenset({"venus", "assistant", "computer"})
 GREETINGS = frozenset({"hey", "hi", "hello", "yo", "oi", "listen", "look", "ok", "okay", "oh"})
 _TOKEN = re.compile(r"[A-Za-z']+")
-
-
-def speech_level_db(audio: np.ndarray, frame: int = 512, top: float = 0.4) -> float | None:
-    """Level of speech in dBFS: the RMS of the loudest `top` share of 32 ms frames (pauses do not count)."""
-    n = len(audio) // frame
-    if n == 0:
-        return None
-    e = np.mean(np.asarray(audio[:n * frame], np.float64).reshape(n, frame) ** 2, axis=1)
-    k = max(1, int(round(n * top)))
-    loud = np.sort(e)[-k:]
-    return float(10 * np.log10(np.mean(loud) + 1e-12))
 
 
 def addressed_elsewhere(text: str) -> str | None:
@@ -115,6 +103,12 @@ class Decision:
     @property
     def interrupts(self) -> bool:
         return self.decision == "interrupt"
+
+
+def by_words(o: Overlap) -> Decision:
+    """The transcript rule alone (no levels): for a frontend stepped without the judge, as in tests."""
+    v = barge_in.classify(o.text, o.voiced_ms, o.ongoing, o.own_words)
+    return Decision(v.decision, v.words, "from the words alone")
 
 
 class BargeInPolicy:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from edge.capture.echo import FRAME, AlignedEchoCanceller
-from edge.bargein.policy import speech_level_db
 from edge.capture.reference import RATE, ReferenceTimeline
 from edge.capture.room import RoomEcho, RoomSettings
 from edge.capture.window import SampleWindow
+from edge.detect.level import speech_level_db
 
 log = logging.getLogger("edge.capture")
 NS = 1_000_000_000

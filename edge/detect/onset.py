@@ -7,12 +7,10 @@ floor: unvoiced starts ("s", "h") take Silero a few frames, and waiting for
 them would miss the 100 ms ducking budget. An offset needs `off_frames`
 quiet frames, so short pauses do not restore the volume mid-sentence.
 
-Wiring in the capture node (one detector per session):
-
-    detector = OnsetDetector(threads=1)
-    for event in detector.feed(block, t_block_start_ns):
-        if event.kind == "onset" and playback_active:
-            io.publish(Duck(0.3, "speech onset", event.onset_ns))
+The frame levels come from the VAD with its probabilities (FrameProb.rms).
+Capture runs one detector per session on the echo-cancelled audio
+(edge/capture/listener.py) and ducks playback on an onset while the
+assistant is audible.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.detect.vad import FRAME, FRAME_NS, SileroVad
+from edge.detect.vad import FRAME_NS, SileroVad
 
 
 @dataclass
@@ -48,11 +46,8 @@ class OnsetDetector:
 
     def feed(self, audio: np.ndarray, t_ns: int | None = None) -> list[OnsetEvent]:
         events = []
-        start = len(self.vad._pending)
-        buf = np.concatenate([self.vad._pending, np.asarray(audio, np.float32)])
-        for k, fp in enumerate(self.vad.feed(audio, t_ns)):
-            frame = buf[k * FRAME:(k + 1) * FRAME] if start + len(audio) >= (k + 1) * FRAME else buf[:0]
-            rms = float(np.sqrt(np.mean(frame ** 2))) if len(frame) else 0.0
+        for fp in self.vad.feed(audio, t_ns):
+            rms = fp.rms  # the frame's level, weighed against the running noise floor
             end_ns = fp.t_start_ns + FRAME_NS
             if not self.speaking:
                 loud = rms >= max(0.003, 4.0 * self.noise_rms)

@@ -4,6 +4,8 @@ The model takes 512 new samples at 16 kHz plus the last 64 samples of the
 previous frame as context, and carries a recurrent state tensor between
 calls. Audio that does not fill a frame is kept for the next call, so
 feeding a signal in pieces gives the same probabilities as feeding it whole.
+Each frame also reports its RMS level, so a caller never needs the samples
+the VAD holds back.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 
 from edge.backends.locate import SILERO_VAD
 from edge.backends.onnx_cpu import cpu_session
+from edge.detect.level import frame_rms
 
 RATE = 16000
 FRAME = 512  # samples per decision (32 ms)
@@ -23,7 +26,8 @@ FRAME_NS = FRAME * 1_000_000_000 // RATE
 @dataclass
 class FrameProb:
     t_start_ns: int  # session time of the frame's first sample
-    prob: float
+    prob: float  # speech probability
+    rms: float  # the frame's RMS level (linear): the onset detector weighs it against the noise floor
 
 
 class SileroVad:
@@ -57,7 +61,7 @@ class SileroVad:
         n = len(self._pending) // FRAME
         for i in range(n):
             frame = self._pending[i * FRAME:(i + 1) * FRAME]
-            out.append(FrameProb(self._next_ns, self.frame_prob(frame)))
+            out.append(FrameProb(self._next_ns, self.frame_prob(frame), frame_rms(frame)))
             self._next_ns += FRAME_NS
         self._pending = self._pending[n * FRAME:]
         return out

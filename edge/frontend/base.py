@@ -2,15 +2,23 @@
 
 Every frontend (scripted, null, the embedded default, a Venus bundle) sits
 behind this interface; the frontend node owns the chunk loop around it.
+What a frontend must do when the user talks over its reply is part of the
+interface too (see `Frontend`); what that speech means is decided in
+edge/bargein.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Callable, ClassVar, Literal
 
 import numpy as np
 
+from edge.bargein.policy import Decision, Overlap
+
 Control = Literal["listen", "speak"]
+# What speech over the reply means, asked at a chunk boundary (edge/bargein's judge supplies it).
+OverlapJudge = Callable[[Overlap], Decision]
 
 
 @dataclass
@@ -32,7 +40,9 @@ class Chunk:
     frames: list[Frame] = field(default_factory=list)
     sample_rate: int = 16000
     playback_active: bool = False  # the assistant's audio is playing during this chunk
-    user_speech_onset_ns: int | None = None  # first voiced sample while playback ran (barge-in)
+    # When capture heard the user start talking over the assistant's playback, while that overlap is still
+    # open (undecided, or still being spoken): a frontend can tell the user is talking over it.
+    user_speech_onset_ns: int | None = None
 
 
 @dataclass
@@ -76,12 +86,41 @@ class BackendResult:
     text: str
 
 
-class Frontend(Protocol):
-    name: str
+class Frontend(ABC):
+    """A frontend: decides, chunk by chunk, whether to listen or to speak and what.
 
-    def step(self, chunk: Chunk) -> ChunkOutput: ...
+    Barge-in. Capture hears speech over the reply, ducks playback and tells the
+    frontend node; at the chunk boundary the judge in edge/bargein decides what
+    the speech means. A frontend takes part in two ways, both declared here:
 
+    - `hear_overlaps(judge)`, once before the first chunk: a frontend that
+      transcribes the user itself hears speech over its own reply better than
+      capture's levels alone. It keeps `judge`, asks it in its own step and
+      yields there (returns True). Any other returns False; the judge then
+      decides after each step from capture's activity and the chunk audio.
+    - `yield_turn()`: the judge decided that the user took the floor after the
+      frontend's step had gone on speaking. End the current turn now, so the
+      next chunk may listen; drop the rest of the reply (the interrupt has
+      already stopped its playback).
+    """
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        """Decide this chunk: listen, or speak words (and any delegate spans)."""
+
+    @abstractmethod
     def deliver(self, result: BackendResult) -> None:
         """Queue a harness result; the frontend speaks it at its next idle listen boundary."""
 
-    def close(self) -> None: ...
+    @abstractmethod
+    def hear_overlaps(self, judge: OverlapJudge) -> bool:
+        """Whether this frontend judges speech over its own reply with `judge` in its step (see the class)."""
+
+    @abstractmethod
+    def yield_turn(self) -> None:
+        """The user barged in: end the turn now so the next chunk may listen (see the class)."""
+
+    def close(self) -> None:
+        """Release models and files; the frontend is not stepped again."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
 
 ACTIONS = ("speak", "delegate", "interrupt", "listen")
 
@@ -50,7 +50,7 @@ def parse_script(text: str, source: str = "script") -> list[Action]:
     return actions
 
 
-class ScriptedFrontend:
+class ScriptedFrontend(Frontend):
     name = "scripted"
 
     def __init__(self, actions: list[Action], speak_backend: bool = True) -> None:
@@ -85,11 +85,14 @@ class ScriptedFrontend:
     def deliver(self, result: BackendResult) -> None:
         self.pending.append(result)
 
-    def close(self) -> None:
-        pass
+    def hear_overlaps(self, judge: OverlapJudge) -> bool:
+        return False  # it hears nothing: the judge decides from capture's activity
+
+    def yield_turn(self) -> None:
+        """Nothing to drop: a scripted turn is spoken whole in its one chunk (the interrupt stops its playback)."""
 
 
-class NullFrontend:
+class NullFrontend(Frontend):
     """Always listens: measures what the graph itself costs."""
 
     name = "null"
@@ -100,5 +103,8 @@ class NullFrontend:
     def deliver(self, result: BackendResult) -> None:
         pass
 
-    def close(self) -> None:
-        pass
+    def hear_overlaps(self, judge: OverlapJudge) -> bool:
+        return False
+
+    def yield_turn(self) -> None:
+        pass  # it never speaks

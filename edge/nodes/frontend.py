@@ -85,8 +85,10 @@ class FrontendNode(Node):
         audio = pcm16_to_float(env.payload[0]) if env.payload else np.zeros(0, np.float32)
         frames = [f for f in self.frames if f.t_ns < msg.t_end_ns]
         self.frames = [f for f in self.frames if f.t_ns >= msg.t_end_ns]
+        # Capture's onset of speech over playback reaches the chunk (its SpeechActivity came before this chunk).
+        onset = self.judge.overlap_onset(msg.t_start_ns, msg.t_end_ns) if self.judge is not None else None
         chunk = Chunk(msg.index, msg.t_start_ns, msg.t_end_ns, audio, frames, msg.sample_rate,
-                      playback_active=self.playback_active)
+                      playback_active=self.playback_active, user_speech_onset_ns=onset)
         t_call = time.monotonic_ns()
         recv_delay = self.io.clock.now_ns() - env.t_ns
         out = self.frontend.step(chunk)

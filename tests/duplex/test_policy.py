@@ -1,13 +1,21 @@
-"""The barge-in policy on transcripts and levels, and playback staging for a mid-chunk duck."""
+"""The barge-in policy on transcripts and levels, the judge around it, and playback staging for a mid-chunk duck."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from edge import messages as m
+from edge.bargein.judge import BargeInJudge
+from edge.bargein.policy import BargeInPolicy, Overlap, addressed_elsewhere
+from edge.detect.level import speech_level_db
+from edge.frontend.base import Chunk, ChunkOutput
+from edge.frontend.scripted import NullFrontend
 from edge.speech.playback import StagedSink
-from edge.bargein.policy import BargeInPolicy, Overlap, addressed_elsewhere, speech_level_db
 
 RATE = 16000
+NS = 1_000_000_000
 
 
 def tone(dbfs: float, seconds: float = 1.0) -> np.ndarray:
@@ -88,21 +96,82 @@ def test_a_mid_chunk_duck_lowers_staged_audio_from_its_time_on():
     assert np.all(inner.out[1000:1500] == 0.25) and np.allclose(inner.out[1500:2000], 1.0)
 
 
+class Transcribing(NullFrontend):
+    """A frontend that hears overlaps itself: it keeps the judge it is handed and asks it in its step."""
+
+    def hear_overlaps(self, judge):
+        self.ask = judge
+        return True
+
+
+def activity(judge, kind: str, onset_ns: int, t_ns: int, playback: bool = True) -> None:
+    judge.on_message(SimpleNamespace(msg=m.SpeechActivity(kind, onset_ns, t_ns, -24.0, 0.0, playback), src="capture",
+                                     t_ns=t_ns))
+
+
 def test_speech_judged_aimed_elsewhere_stays_so_until_it_pauses():
-    from types import SimpleNamespace
-
-    from edge import messages as m
-    from edge.bargein.judge import BargeInJudge
-
-    fe = SimpleNamespace(overlap_policy=None)
+    fe = Transcribing()
     judge = BargeInJudge(fe, {})
     judge.policy.observe_user(-24.0, 2500)
-    act = lambda kind, on, t: judge.on_message(SimpleNamespace(  # noqa: E731
-        msg=m.SpeechActivity(kind, on, t, -24.0, 0.0, True), src="capture", t_ns=t))
-    act("onset", 0, 64_000_000)
-    assert fe.overlap_policy("Honey, have", tone(-24), 600, True, set()).decision == "other"
-    assert fe.overlap_policy("you seen my car keys anywhere?", tone(-24), 1500, False, set()).decision == "other"
-    act("offset", 0, 2_000_000_000)
-    act("onset", 3_000_000_000, 3_064_000_000)  # a second later: a new stretch, judged afresh
-    assert fe.overlap_policy("Have you seen my car keys anywhere?", tone(-24), 1500, False, set()).decision \
-        == "interrupt"
+    activity(judge, "onset", 0, 64_000_000)
+    assert fe.ask(Overlap("Honey, have", tone(-24), 600, True)).decision == "other"
+    assert fe.ask(Overlap("you seen my car keys anywhere?", tone(-24), 1500, False)).decision == "other"
+    activity(judge, "offset", 0, 2_000_000_000)
+    activity(judge, "onset", 3_000_000_000, 3_064_000_000)  # a second later: a new stretch, judged afresh
+    assert fe.ask(Overlap("Have you seen my car keys anywhere?", tone(-24), 1500, False)).decision == "interrupt"
+
+
+class Speaking(NullFrontend):
+    """Speaks every chunk until told to yield; hears nothing itself."""
+
+    def __init__(self) -> None:
+        self.speaking, self.yields = True, 0
+
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        return ChunkOutput("speak", "and so on") if self.speaking else ChunkOutput("listen")
+
+    def yield_turn(self) -> None:
+        self.speaking, self.yields = False, self.yields + 1
+
+
+def boundary(judge, fe, k: int, audio: np.ndarray) -> tuple[Chunk, ChunkOutput]:
+    """One chunk as the frontend node runs it: the onset onto the chunk, the step, then the judge."""
+    t0, t1 = k * NS, (k + 1) * NS
+    chunk = Chunk(k, t0, t1, audio, user_speech_onset_ns=judge.overlap_onset(t0, t1))
+    out = fe.step(chunk)
+    judge.decide(chunk, out)
+    return chunk, out
+
+
+def test_chunks_carry_the_overlap_onset_until_it_is_decided_and_an_interrupt_ends_the_turn():
+    fe = Speaking()
+    judge = BargeInJudge(fe, {})
+    loud = tone(-20)
+    chunk, out = boundary(judge, fe, 0, loud)
+    assert chunk.user_speech_onset_ns is None and out.control == "speak"
+    # The user starts talking over the reply at 1.3 s; capture ducks and says so.
+    judge.on_message(SimpleNamespace(msg=m.Duck(0.3, "speech onset", 1_300_000_000), src="capture",
+                                     t_ns=1_364_000_000))
+    activity(judge, "onset", 1_300_000_000, 1_364_000_000)
+    decided = []
+    for k in (1, 2, 3, 4):
+        chunk, out = boundary(judge, fe, k, loud)
+        decided.append((chunk.user_speech_onset_ns, out.info["barge_in"]["decision"] if out.info else None))
+        if out.interrupt:
+            break
+    # Sustained speech with no transcript is pending, then an interruption once 2.4 s are voiced.
+    assert decided == [(1_300_000_000, "pending"), (1_300_000_000, "pending"), (1_300_000_000, "interrupt")]
+    assert out.interrupt and out.text == "" and fe.yields == 1
+    chunk, out = boundary(judge, fe, 5, loud)  # decided: the overlap is no longer carried
+    assert chunk.user_speech_onset_ns is None and out.control == "listen"
+
+
+def test_an_overlap_that_ended_before_the_chunk_is_not_carried_once_decided():
+    judge = BargeInJudge(Speaking(), {})
+    activity(judge, "onset", 300_000_000, 364_000_000)  # no duck: capture had already ducked
+    assert judge.overlap_onset(0, NS) == 300_000_000
+    activity(judge, "offset", 300_000_000, 700_000_000)
+    assert judge.overlap_onset(NS, 2 * NS) is None
+    assert judge.overlap_onset(0, NS) == 300_000_000
+    activity(judge, "onset", 2_500_000_000, 2_564_000_000, playback=False)  # the assistant was silent
+    assert judge.overlap_onset(2 * NS, 3 * NS) is None

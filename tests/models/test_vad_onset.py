@@ -24,15 +24,18 @@ def test_model_inputs_are_the_streaming_ones():
 
 def test_streaming_in_pieces_equals_one_call(speech):
     audio, _, _ = speech
-    whole = [f.prob for f in SileroVad().feed(audio, 0)]
+    whole = [(f.prob, f.rms) for f in SileroVad().feed(audio, 0)]
     vad = SileroVad()
     pieces, i, rng = [], 0, np.random.default_rng(0)
     while i < len(audio):
         n = int(rng.integers(100, 3000))
-        pieces += [f.prob for f in vad.feed(audio[i:i + n], None if i else 0)]
+        pieces += [(f.prob, f.rms) for f in vad.feed(audio[i:i + n], None if i else 0)]
         i += n
     assert len(pieces) == len(whole) == len(audio) // FRAME
     np.testing.assert_allclose(pieces, whole, atol=1e-6)
+    # Each frame's level comes with it, so the onset detector never needs the samples the VAD holds back.
+    frames = audio[:len(whole) * FRAME].reshape(-1, FRAME)
+    np.testing.assert_allclose([r for _, r in whole], np.sqrt(np.mean(frames ** 2, axis=1)), rtol=1e-5)
 
 
 def test_speech_and_silence_are_told_apart(speech):

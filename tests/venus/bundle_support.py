@@ -71,10 +71,20 @@ def complete_bundle(ckpt: Path, bundle: Path) -> None:
     (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
-def make_bundle(base: Path, variant: str) -> Path:
-    ckpt, bundle = base / f"ckpt-{variant}", base / f"bundle-{variant}"
+def export_bundle(base: Path, variant: str, name: str) -> tuple[Path, Path]:
+    """A tiny checkpoint and its bundle, as `venus-export tiny` and `venus-export build` write them."""
+    ckpt, bundle = base / f"ckpt-{variant}", base / name
     if not (bundle / "manifest.json").is_file():
-        run_export("tiny", "--variant", variant, str(ckpt))
+        if not (ckpt / "config.json").is_file():
+            run_export("tiny", "--variant", variant, str(ckpt))
         run_export("build", str(ckpt), "-o", str(bundle), "--types", "F16", "--encoders", "fp32", "--device", "cpu")
+    return ckpt, bundle
+
+
+def make_bundle(base: Path, variant: str) -> Path:
+    """The exporter's bundle, completed with what it does not write yet (see the module docstring)."""
+    bundle = base / f"bundle-{variant}"
+    if not (bundle / "manifest.json").is_file():
+        ckpt, bundle = export_bundle(base, variant, f"bundle-{variant}")
         complete_bundle(ckpt, bundle)
     return bundle

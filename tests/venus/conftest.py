@@ -10,8 +10,9 @@ import pytest
 import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bundle_support import make_bundle  # noqa: E402
+from bundle_support import export_bundle, make_bundle  # noqa: E402
 from venus_support import speechy  # noqa: E402
+
 
 @pytest.fixture(scope="session")
 def bundle_cache(tmp_path_factory) -> Path:
@@ -31,6 +32,12 @@ def bundles(bundle_cache) -> dict[str, Path]:
     with ThreadPoolExecutor(2) as pool:
         jobs = {v: pool.submit(make_bundle, bundle_cache, v) for v in ("omni", "audio")}
         return {v: job.result() for v, job in jobs.items()}
+
+
+@pytest.fixture(scope="session")
+def exported_audio_bundle(bundle_cache) -> Path:
+    """An Audio bundle exactly as the exporter writes it: nothing added, nothing edited."""
+    return export_bundle(bundle_cache, "audio", "exported-audio")[1]
 
 
 @pytest.fixture(scope="session")

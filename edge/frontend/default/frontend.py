@@ -4,9 +4,10 @@ Per chunk: VAD marks the user's speech. When an utterance has been
 followed by enough silence (`endpoint_ms`, checked at the chunk boundary)
 it is transcribed and the LLM starts a reply under the protocol grammar;
 the reply goes out a sentence per chunk, the first one as soon as it is
-whole. Speech over the assistant's reply is decided at the chunk boundary:
-a backchannel lets it go on, anything else interrupts it (see barge_in).
-Harness results are spoken at an idle listen boundary.
+whole. Speech over the assistant's reply is heard here (its own VAD and
+transcript) and decided at the chunk boundary by the barge-in judge it is
+handed (edge/bargein): a backchannel lets the reply go on, an interruption
+drops it. Harness results are spoken at an idle listen boundary.
 """
 from __future__ import annotations
 
@@ -14,12 +15,12 @@ import collections
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan
 from edge.bargein import words as barge_in
+from edge.bargein.policy import Overlap, by_words
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
 from edge.frontend.default import grammar as protocol
 from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
@@ -66,7 +67,7 @@ class Utterance:
         return a
 
 
-class DefaultFrontend:
+class DefaultFrontend(Frontend):
     name = "default"
 
     def __init__(self, vad: SileroVad, asr: Transcriber, llm: DecisionModel, settings: Settings) -> None:
@@ -80,8 +81,8 @@ class DefaultFrontend:
         self.history: list[tuple[str, str]] = []
         self.results: collections.deque[BackendResult] = collections.deque()
         self.seen_results: set[str] = set()
-        # Set by the frontend node to a barge-in policy: (text, audio, voiced_ms, ongoing, own_words) -> verdict.
-        self.overlap_policy: Callable[..., barge_in.Verdict] | None = None
+        # What speech over the reply means: the transcript rule alone until the barge-in judge is handed in.
+        self.overlap_judge: OverlapJudge = by_words
         # The first token decides between speaking and a span: a small prior towards the span, like the
         # reference's listen-probability scale (a 0.5B model under-delegates questions about the present).
         self.delegate_bias = {self.llm.tokenize(protocol.OPEN)[0]: settings.delegate_bias}
@@ -150,10 +151,7 @@ class DefaultFrontend:
         text = self.asr.transcribe(utt.samples())
         asr_ms = (time.perf_counter() - t0) * 1e3
         voiced_ms = utt.voiced_frames * FRAME_NS / 1e6
-        # The duplex judge may hand in its policy (it also weighs levels against echo and background).
-        decide = self.overlap_policy
-        verdict = (decide(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words)) if decide is not None
-                   else barge_in.classify(text, voiced_ms, not ended, set(self.spoken_words)))
+        verdict = self.overlap_judge(Overlap(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words)))
         out.info["barge_in"] = {"decision": verdict.decision, "text": text, "onset_ns": utt.onset_ns,
                                 "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
                                 "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
@@ -244,6 +242,13 @@ class DefaultFrontend:
         stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0] + "<|im_start|>user\n"
         self.llm.prefill(self.llm.tokenize(stem))
         self.warm = True
+
+    # --- barge-in ------------------------------------------------------------------------------
+    def hear_overlaps(self, judge: OverlapJudge) -> bool:
+        """It transcribes the user: it asks the judge itself (which also weighs levels against echo and
+        background) and yields in its own step."""
+        self.overlap_judge = judge
+        return True
 
     def yield_turn(self) -> None:
         """Drop the rest of the reply (an interruption); what was already said stays in the history."""

@@ -6,7 +6,9 @@ chunk), or `<|speak|>`/text up to the per-chunk cap, ended by `<|chunk_eos|>`
 (forced at the cap) or `<|turn_eos|>`; then prefill `</unit>`. Listen is masked
 while a turn is open. Delegate spans are read from token ids; spoken tokens keep
 their hidden states for the TTS. At an idle listen boundary, queued harness
-results are prefilled as `<backend>text</backend>`.
+results are prefilled as `<backend>text</backend>`. When the user barges in and
+the model went on speaking, `yield_turn` closes its turn the way the protocol
+does (see there).
 """
 from __future__ import annotations
 
@@ -79,6 +81,7 @@ class ChunkLoop:
         self.mask_first = np.array(base, np.int64)
         self.in_turn = False
         self.turn_tokens = 0
+        self.output_from: int | None = None  # KV position where the last unit's output starts, while it spoke
         self.pending: list[tuple[str, str]] = []  # (result id, text) waiting for an idle boundary
         self.seen_results: set[str] = set()
         self.speaking_backend = ""
@@ -124,8 +127,10 @@ class ChunkLoop:
         n0 = self.llm.n_past
         logits = self._prefill(media)
         res.prefill_tokens, res.prefill_s = self.llm.n_past - n0, time.perf_counter() - t0
+        output_from = self.llm.n_past
         self._decode(index, t_ns, logits, res)
         self.llm.prefill_tokens([self.ids[UNIT_CLOSE]], want_logits=False)
+        self.output_from = output_from if res.control == "speak" else None
         if res.control == "listen" and not self.in_turn and self.pending:
             self._inject(res)
         self.kv.note()
@@ -212,6 +217,28 @@ class ChunkLoop:
         res.text = self.text_decoder.decode(bytes(spoken_bytes))
         if hidden:
             res.hidden = np.stack(hidden).astype(np.float32)
+
+    def yield_turn(self) -> bool:
+        """The user took the floor after the last unit's output: end the model's turn there.
+
+        Called right after the unit that the barge-in was decided in, when the model went on speaking.
+        That unit's output is replaced by `<|turn_eos|>` and the unit closed again: its words were
+        never played (the interrupt drops them), and a unit that holds the user's speech and ends in
+        `<|turn_eos|>` without a word is exactly what the model writes when it yields to a user talking
+        over it, so the cache reads as if it had. Not `<|listen|>`: listen is only allowed once a turn
+        has ended, so it cannot be what closes one. Returns whether a turn was closed (a listening
+        model has none to close).
+        """
+        if self.output_from is None:
+            return False
+        self.llm.truncate(self.output_from)
+        self.llm.prefill_tokens([self.ids[TURN_EOS], self.ids[UNIT_CLOSE]], want_logits=False)
+        self.output_from = None
+        self.in_turn, self.turn_tokens, self.speaking_backend = False, 0, ""
+        self.parser.reset()  # a span still being written is void: the user interrupted it
+        self.text_decoder.reset()
+        self.kv.note()
+        return True
 
     def _take_backend_turn(self) -> str:
         taken, self.next_backend = self.next_backend, ""

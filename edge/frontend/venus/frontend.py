@@ -5,6 +5,9 @@ chunk's log-mel through the streaming audio graph, then the chunk protocol on
 llama.cpp (edge/frontend/venus/chunk_loop.py). Spoken words leave with their
 hidden states (ChunkOutput.speech) for the Venus voice; delegate spans go to
 the harness; harness results are prefilled at the next idle listen boundary.
+The model may yield to a user talking over it by itself; when the barge-in
+judge decides the user took the floor and the model went on, `yield_turn`
+ends its turn in the chunk loop.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, SpeechStates
+from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, SpeechStates
 from edge.bundle.reader import Bundle, bundle_dir, open_bundle
 from edge.frontend.venus.chunk_loop import ChunkLoop
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
@@ -30,7 +33,7 @@ def graph(bundle: Bundle, name: str, settings: VenusSettings):
                       bundle.root / ".cache" / "trt")
 
 
-class VenusFrontend:
+class VenusFrontend(Frontend):
     name = "venus"
 
     def __init__(self, root: Path, settings: VenusSettings) -> None:
@@ -97,6 +100,12 @@ class VenusFrontend:
 
     def deliver(self, result: BackendResult) -> None:
         self.loop.deliver(result.id, result.text)
+
+    def hear_overlaps(self, judge: OverlapJudge) -> bool:
+        return False  # no transcript of the user: the judge decides from capture's activity and the audio
+
+    def yield_turn(self) -> None:
+        self.loop.yield_turn()
 
     def close(self) -> None:
         self.llm.close()
