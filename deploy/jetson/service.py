@@ -3,7 +3,10 @@
 
 Environment (from /etc/venus-edge/profile.env and venus-edge.env):
   VENUS_BOARD, VENUS_VARIANT, ...  the board profile; a profile that does not fit is refused (exit 78)
-  VENUS_ARGS                       arguments for `venus-edge`, shell-quoted
+  VENUS_CONTEXT, VENUS_KV_TYPE,    passed as --context, --kv-type, --video-fps (and --bundle, --voice once
+  VENUS_VISION_FPS, VENUS_BUNDLE   the bundle is there) unless VENUS_ARGS sets them
+  VENUS_ARGS                       arguments for `venus-edge`, shell-quoted; checked with the runtime's own
+                                   parser before it starts (refused: exit 78, no restart loop)
   VENUS_EDGE_BIN                   the runtime (default: `venus-edge` next to this Python)
   VENUS_RUNTIME_NOTIFIES=1         the runtime sends READY/WATCHDOG itself: no fallback from here
 
@@ -203,8 +206,8 @@ def main() -> int:
         # restart would not change that.
         relay.close()
         print(f"venus-edge service: no bundle in {env.get('VENUS_BUNDLE', 'VENUS_BUNDLE')} yet and the embedded "
-              f"default's models are not installed; copy a bundle there and restart venus-edge, or install them "
-              f"({missing[0]} and {len(missing) - 1} more; setup.sh does it)", file=sys.stderr, flush=True)
+              f"default's models are not installed; copy a bundle there and restart venus-edge, or install the "
+              f"models with setup.sh (missing: {', '.join(m.split()[-1] for m in missing)})", file=sys.stderr, flush=True)
         return EX_CONFIG
     try:
         child = subprocess.Popen(argv, env=env)
