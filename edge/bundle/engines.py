@@ -102,24 +102,24 @@ def usable_engines(root: Path, graphs: dict[str, Path]) -> tuple[dict[str, Path]
     if not current.is_dir():
         return {}, [f"The bundle's TensorRT engines are incomplete (no engines/{CURRENT}), so its graphs run from "
                     f"ONNX; {REBUILD}."]
-    built_for = current.resolve().name
+    key_dir = current.resolve()
+    built_for = key_dir.name
     key = _local_key()
+    if key is None:
+        return {}, ["The bundle's TensorRT engines cannot run here (no TensorRT or no GPU), so its graphs run from "
+                    "ONNX."]
+    if built_for != key:
+        return {}, [f"The bundle's TensorRT engines were built for {built_for}, not this device ({key}), so its "
+                    f"graphs run from ONNX; {REBUILD}."]
     found: dict[str, Path] = {}
     notes: list[str] = []
     for name, onnx in graphs.items():
         rel = onnx.relative_to(root)
-        candidates = sorted(current.glob(f"{rel.with_suffix('')}.*.engine"))
-        if not candidates:
+        engine = next(iter(sorted(key_dir.glob(f"{rel.with_suffix('')}.*.engine"))), None)
+        if engine is None:
             continue
-        engine = candidates[0]
         stamp = read_stamp(engine)
-        if key is None:
-            notes.append(f"The TensorRT engine for {name} cannot run here (no TensorRT or no GPU), so {name} runs "
-                         "from its ONNX graph instead.")
-        elif stamp.get("key", built_for) != key:
-            notes.append(f"The TensorRT engine for {name} was built for {stamp.get('key', built_for)}, not this "
-                         f"device ({key}), so {name} runs from its ONNX graph instead; {REBUILD}.")
-        elif stamp.get("onnx_sha256") != sha256_file(onnx):
+        if stamp.get("key") != key or stamp.get("onnx_sha256") != sha256_file(onnx):
             notes.append(f"The TensorRT engine for {name} was built from another version of its ONNX graph, so "
                          f"{name} runs from ONNX instead; {REBUILD}.")
         else:
