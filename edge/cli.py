@@ -79,6 +79,10 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
     run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
+    run.add_argument("--journal-days", type=float, default=None,
+                     help="at start, remove sessions older than this from the journal folder (default 7)")
+    run.add_argument("--journal-mb", type=float, default=None,
+                     help="at start, remove the oldest sessions until the rest fit in this many MB (default 1024)")
     run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     return p
 
@@ -119,6 +123,15 @@ def run(argv: list[str]) -> int:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
+    if args.journal is None or args.journal_days or args.journal_mb:  # a folder of sessions kept on the device
+        from edge.timeline.retention import Retention, prune_sessions
+        try:
+            keep = Retention(**{k: v for k, v in (("max_age_days", args.journal_days),
+                                                  ("max_total_mb", args.journal_mb)) if v is not None})
+        except ValueError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+        prune_sessions(Path(journal).parent, keep, active=Path(journal))
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
                         threads=args.threads or _default_threads(), video_fps=args.video_fps,
