@@ -39,6 +39,7 @@ class LlamaModel:
     def __init__(self, path: Path, n_ctx: int, threads: int = 1, n_gpu_layers: int = 0, flash_attn: bool = False,
                  has_vocab: bool = True, n_batch: int = 512, kv_type: str = "f16") -> None:
         ll = self.ll = _lib()
+        kv = kv_ggml_type(ll, kv_type)  # a bad name is refused before anything loads
         ll.llama_backend_init()
         mp = ll.llama_model_default_params()
         mp.n_gpu_layers = n_gpu_layers
@@ -54,7 +55,7 @@ class LlamaModel:
         cp.n_threads = cp.n_threads_batch = max(1, threads)
         cp.embeddings = True
         cp.pooling_type = ll.LLAMA_POOLING_TYPE_NONE
-        cp.type_k = cp.type_v = kv_ggml_type(ll, kv_type)
+        cp.type_k = cp.type_v = kv
         # llama.cpp keeps a quantized V cache only with flash attention, so a quantized cache turns it on
         flash_attn = flash_attn or kv_type != "f16"
         cp.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
