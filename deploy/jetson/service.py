@@ -5,6 +5,8 @@ Environment (from /etc/venus-edge/profile.env and venus-edge.env):
   VENUS_BOARD, VENUS_VARIANT, ...  the board profile; a profile that does not fit is refused (exit 78)
   VENUS_CONTEXT, VENUS_KV_TYPE,    passed as --context, --kv-type, --video-fps (and --bundle, --voice once
   VENUS_VISION_FPS, VENUS_BUNDLE   the bundle is there) unless VENUS_ARGS sets them
+  VENUS_SESSION_SECONDS            passed as --max-seconds: the session ends, systemd starts a new one with a
+                                   new journal, and the journal folder is pruned (an always-on device)
   VENUS_ARGS                       arguments for `venus-edge`, shell-quoted; checked with the runtime's own
                                    parser before it starts (refused: exit 78, no restart loop)
   VENUS_EDGE_BIN                   the runtime (default: `venus-edge` next to this Python)
@@ -101,7 +103,8 @@ def check_profile(env: dict[str, str]) -> str | None:
 
 # Profile and site settings handed to the runtime as flags, unless VENUS_ARGS already sets them.
 PROFILE_FLAGS = (("--bundle", "VENUS_BUNDLE"), ("--voice", "VENUS_VOICE"), ("--video-fps", "VENUS_VISION_FPS"),
-                 ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"))
+                 ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"),
+                 ("--max-seconds", "VENUS_SESSION_SECONDS"))
 _UNSET = object()
 
 
