@@ -50,6 +50,8 @@ class OpenCVSource:
             what = f"camera {spec}" if self.live else f"video file {spec}"
             raise DeviceError(f"no {what} could be opened; list devices with `venus-edge --list-devices`, "
                               "or pass a video file or an image folder with --camera PATH")
+        if self.live:  # read a frame every 1/--video-fps s: the newest one, not one queued seconds ago
+            cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         self.cap = cap
         self.fps = cap.get(cv2.CAP_PROP_FPS) or 30.0
         self._index = -1
