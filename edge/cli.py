@@ -12,6 +12,23 @@ from pathlib import Path
 from edge.detect.asr import MODELS as ASR_MODELS
 
 BENCHES = ("graph", "voice", "harness", "llm", "duplex")
+KV_TYPES = ("f16", "q8_0", "q4_0")
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of tokens above 0, not {text!r}")
+    return int(text)
+
+
+def _fps(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 120.0:
+        raise argparse.ArgumentTypeError(f"must be frames per second between 0 and 120, not {text!r}")
+    return value
 
 
 def example_wav() -> str:
@@ -44,9 +61,15 @@ def session_parser() -> argparse.ArgumentParser:
     model.add_argument("--asr", choices=ASR_MODELS, default=None,
                        help="the embedded default's speech recognizer: tiny.en (default, fastest) or base "
                             "(reads more voices and names right, about twice the compute)")
+    model.add_argument("--context", type=_positive_int, default=None,
+                       help="LLM context in tokens (default: the frontend's own, 8192 for a bundle)")
+    model.add_argument("--kv-type", choices=KV_TYPES, default=None,
+                       help="LLM KV cache type: f16 (default), q8_0 or q4_0 (half or a quarter of the memory)")
     model.add_argument("--threads", type=int, default=None, help="threads for model inference (default: 1 on "
                                                                   "machines with 2 cores or fewer, else 4)")
     run = p.add_argument_group("running")
+    run.add_argument("--video-fps", type=_fps, default=1.0,
+                     help="camera frames captured per second (default 1; 0 leaves the camera unread)")
     run.add_argument("--chunk-ms", type=int, default=1000, help="chunk length in ms (default 1000)")
     run.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
                      help="cancel the assistant's own voice in the microphone (auto: on for a live microphone; "
@@ -56,6 +79,10 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
     run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
+    run.add_argument("--journal-days", type=float, default=None,
+                     help="at start, remove sessions older than this from the journal folder (default 7)")
+    run.add_argument("--journal-mb", type=float, default=None,
+                     help="at start, remove the oldest sessions until the rest fit in this many MB (default 1024)")
     run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     return p
 
@@ -96,9 +123,19 @@ def run(argv: list[str]) -> int:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
+    if args.journal is None or args.journal_days or args.journal_mb:  # a folder of sessions kept on the device
+        from edge.timeline.retention import Retention, prune_sessions
+        try:
+            keep = Retention(**{k: v for k, v in (("max_age_days", args.journal_days),
+                                                  ("max_total_mb", args.journal_mb)) if v is not None})
+        except ValueError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+        prune_sessions(Path(journal).parent, keep, active=Path(journal))
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
-                        threads=args.threads or _default_threads(),
+                        threads=args.threads or _default_threads(), video_fps=args.video_fps,
+                        context=args.context, kv_type=args.kv_type,
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle"):

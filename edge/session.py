@@ -22,7 +22,9 @@ class SessionConfig:
     frontend: str = "default"
     voice: str = "espeak"
     threads: int = 1
-    video_fps: float = 1.0
+    video_fps: float = 1.0  # frames captured per second of a camera; 0: the camera is not read
+    context: int | None = None  # LLM context in tokens; None: the frontend's own default
+    kv_type: str | None = None  # LLM KV cache type (f16, q8_0, q4_0); None: f16
     echo_cancel: str | bool = "auto"  # auto: on for a live microphone; false where the device cancels echo itself
     room_echo: dict | None = None  # tests and benchmarks: mix the assistant's output back into the microphone
     barge_in: bool = True  # duck on speech onset over playback, then the barge-in policy decides

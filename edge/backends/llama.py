@@ -25,10 +25,21 @@ class LlamaError(RuntimeError):
     pass
 
 
+KV_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0", "q4_0": "GGML_TYPE_Q4_0"}
+
+
+def kv_ggml_type(ll, kv_type: str) -> int:
+    """llama.cpp's number for a KV cache type name (f16, q8_0, q4_0)."""
+    if kv_type not in KV_TYPES:
+        raise LlamaError(f"the KV cache type must be one of {', '.join(KV_TYPES)}, not {kv_type!r}")
+    return int(getattr(ll, KV_TYPES[kv_type]))
+
+
 class LlamaModel:
     def __init__(self, path: Path, n_ctx: int, threads: int = 1, n_gpu_layers: int = 0, flash_attn: bool = False,
-                 has_vocab: bool = True, n_batch: int = 512) -> None:
+                 has_vocab: bool = True, n_batch: int = 512, kv_type: str = "f16") -> None:
         ll = self.ll = _lib()
+        kv = kv_ggml_type(ll, kv_type)  # a bad name is refused before anything loads
         ll.llama_backend_init()
         mp = ll.llama_model_default_params()
         mp.n_gpu_layers = n_gpu_layers
@@ -44,12 +55,16 @@ class LlamaModel:
         cp.n_threads = cp.n_threads_batch = max(1, threads)
         cp.embeddings = True
         cp.pooling_type = ll.LLAMA_POOLING_TYPE_NONE
+        cp.type_k = cp.type_v = kv
+        # llama.cpp keeps a quantized V cache only with flash attention, so a quantized cache turns it on
+        flash_attn = flash_attn or kv_type != "f16"
         cp.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
         self.ctx = ll.llama_init_from_model(self.model, cp)
         if not self.ctx:
             ll.llama_model_free(self.model)
             raise LlamaError(f"llama.cpp could not create a context of {n_ctx} for {path.name} (out of memory?).")
         self.path = path
+        self.kv_type = kv_type
         self.n_batch = int(cp.n_batch)
         self.n_ctx = int(ll.llama_n_ctx(self.ctx))
         self.vocab = ll.llama_model_get_vocab(self.model)

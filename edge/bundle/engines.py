@@ -1,83 +1,127 @@
-"""Native TensorRT engines of a bundle: found, checked against this device, or refused with a note.
+"""Native TensorRT engines of a bundle: this device's key, and which engines may run here.
 
-Engines live in BUNDLE/engines/<key>/<graph path>.<precision>.engine with a
-JSON stamp beside each ({key, onnx_sha256, precision}); the key names the
-TensorRT version and the GPU (deploy/jetson/engines.py writes them). An engine
-is usable only where TensorRT imports, a GPU is visible and the key matches.
+`venus-export engines BUNDLE` (export/trt/builder.py) writes
+BUNDLE/engines/<key>/<graph path>.<precision>.engine with a JSON stamp beside
+each ({key, onnx_sha256, precision, profile}), and points BUNDLE/engines/current
+at <key> only once every graph it had to build was built. The key names the
+TensorRT version and the GPU; it is computed here, in the installed runtime, so
+the builder and the runtime cannot disagree about it. An engine is used only
+where TensorRT imports, the key matches and its ONNX graph is unchanged.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
+from edge.bundle.manifest import sha256_file
+
+CURRENT = "current"
+REBUILD = "rebuild them with venus-export engines BUNDLE"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def trt_version() -> str:
+    """TensorRT version from the override, the Python bindings, or the Debian package."""
+    if os.environ.get("VENUS_TRT_VERSION"):
+        return os.environ["VENUS_TRT_VERSION"]
+    try:
+        import tensorrt  # JetPack's bindings, seen through the venv's system site packages
+
+        return str(tensorrt.__version__)
+    except ImportError:
+        pass
+    for pkg in ("tensorrt", "libnvinfer10", "libnvinfer8"):
+        try:
+            out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True)
+        except FileNotFoundError:
+            break
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip().split("-")[0]
+    raise RuntimeError("TensorRT is not installed (JetPack: apt install tensorrt), so no engine can be built or "
+                       "run here; onnxruntime runs the ONNX graphs instead.")
+
+
+def gpu_id(root: str = "") -> str:
+    """The GPU an engine is tied to: the Jetson module's model or the card's name, and its SM."""
+    if os.environ.get("VENUS_GPU_ID"):
+        return _slug(os.environ["VENUS_GPU_ID"])
+    model = Path(root + "/proc/device-tree/model")
+    if model.is_file():
+        name = model.read_bytes().rstrip(b"\0").decode(errors="replace")
+        name = re.sub(r"(?i)\b(nvidia|jetson|developer kit|engineering reference|super)\b", " ", name)
+        return _slug(name) + "-sm87"  # every Orin GPU is compute capability 8.7
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        out = None
+    if out is None or out.returncode != 0 or not out.stdout.strip():
+        raise RuntimeError("no NVIDIA GPU was found (no Jetson device tree, nvidia-smi failed), and engines are "
+                           "tied to the GPU they run on.")
+    name, cap = (s.strip() for s in out.stdout.splitlines()[0].split(",", 1))
+    return f"{_slug(name)}-sm{cap.replace('.', '')}"
+
+
+def device_key() -> str:
+    """e.g. trt10.3.0-orin-nano-sm87; RuntimeError (one sentence) without TensorRT or a GPU."""
+    return f"trt{trt_version()}-{gpu_id()}"
+
 
 def _local_key() -> str | None:
-    """This device's engine key, or None where TensorRT or a GPU is missing."""
+    """This device's key where engines can run (TensorRT's Python module and a GPU), else None."""
     try:
         import tensorrt  # noqa: F401  (only present on GPU machines)
     except ImportError:
         return None
-    spec = importlib.util.spec_from_file_location(
-        "venus_engines_key", Path(__file__).resolve().parents[3] / "deploy" / "jetson" / "engines.py")
-    if spec is not None and spec.loader is not None:
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-            return str(module.device_key())
-        except (RuntimeError, OSError, FileNotFoundError):
-            return None
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        return device_key()
+    except RuntimeError:
         return None
-    name, _, cap = out.stdout.strip().partition(",")
-    return f"trt{tensorrt.__version__}-" + re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-") + \
-        f"-sm{cap.strip().replace('.', '')}"
 
 
-def _sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(8 << 20):
-            h.update(block)
-    return h.hexdigest()
+def read_stamp(engine: Path) -> dict:
+    try:
+        stamp = json.loads(engine.with_suffix(".json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return stamp if isinstance(stamp, dict) else {}
 
 
 def usable_engines(root: Path, graphs: dict[str, Path]) -> tuple[dict[str, Path], list[str]]:
-    """graph name -> engine usable here, and one note per engine that cannot be used (ONNX is used instead)."""
+    """graph name -> engine usable here, and one note per graph whose engine cannot be used (ONNX runs)."""
     base = root / "engines"
     if not base.is_dir():
         return {}, []
+    current = base / CURRENT
+    if not current.is_dir():
+        return {}, [f"The bundle's TensorRT engines are incomplete (no engines/{CURRENT}), so its graphs run from "
+                    f"ONNX; {REBUILD}."]
+    key_dir = current.resolve()
+    built_for = key_dir.name
     key = _local_key()
+    if key is None:
+        return {}, ["The bundle's TensorRT engines cannot run here (no TensorRT or no GPU), so its graphs run from "
+                    "ONNX."]
+    if built_for != key:
+        return {}, [f"The bundle's TensorRT engines were built for {built_for}, not this device ({key}), so its "
+                    f"graphs run from ONNX; {REBUILD}."]
     found: dict[str, Path] = {}
     notes: list[str] = []
     for name, onnx in graphs.items():
         rel = onnx.relative_to(root)
-        candidates = sorted(base.glob(f"*/{rel.with_suffix('')}.*.engine"))
-        if not candidates:
+        engine = next(iter(sorted(key_dir.glob(f"{rel.with_suffix('')}.*.engine"))), None)
+        if engine is None:
             continue
-        engine = next((c for c in candidates if c.relative_to(base).parts[0] == key), candidates[0])
-        stamp_path = engine.with_suffix(".json")
-        try:
-            stamp = json.loads(stamp_path.read_text()) if stamp_path.is_file() else {}
-        except json.JSONDecodeError:
-            stamp = {}
-        built_for = stamp.get("key") or engine.relative_to(base).parts[0]
-        if key is None:
-            notes.append(f"The TensorRT engine for {name} cannot run here (no TensorRT or no GPU), so {name} runs "
-                         "from its ONNX graph instead.")
-        elif built_for != key:
-            notes.append(f"The TensorRT engine for {name} was built for {built_for}, not this device ({key}), so "
-                         f"{name} runs from its ONNX graph instead; rebuild engines with deploy/jetson/engines.py "
-                         "refresh.")
-        elif stamp.get("onnx_sha256") and stamp["onnx_sha256"] != _sha(onnx):
+        stamp = read_stamp(engine)
+        if stamp.get("key") != key or stamp.get("onnx_sha256") != sha256_file(onnx):
             notes.append(f"The TensorRT engine for {name} was built from another version of its ONNX graph, so "
-                         f"{name} runs from ONNX instead; rebuild engines with deploy/jetson/engines.py refresh.")
+                         f"{name} runs from ONNX instead; {REBUILD}.")
         else:
             found[name] = engine
     return found, notes

@@ -27,6 +27,7 @@ class Sampling:
 @dataclass
 class VenusSettings:
     n_ctx: int = 8192
+    kv_type: str = "f16"  # KV cache type: f16, q8_0 or q4_0
     kv_high: int = 8000  # slide the KV cache when a chunk could pass this many positions
     kv_low: int = 6000  # ... down to this many
     max_speak_tokens: int = 20  # text tokens per chunk; <|chunk_eos|> is forced at the cap
@@ -59,6 +60,8 @@ class VenusSettings:
         if not 0 < self.kv_low < self.kv_high <= self.n_ctx:
             raise ValueError(f"KV marks must satisfy 0 < low < high <= n_ctx; got low {self.kv_low}, "
                              f"high {self.kv_high}, n_ctx {self.n_ctx}")
+        if self.kv_type not in ("f16", "q8_0", "q4_0"):
+            raise ValueError(f"kv_type must be f16, q8_0 or q4_0, not {self.kv_type!r}")
         if self.max_speak_tokens < 1:
             raise ValueError("max_speak_tokens must be at least 1")
 
@@ -93,6 +96,14 @@ class VenusSettings:
         merged.update(config.get("venus") or {})
         if config.get("threads") and "threads" not in (config.get("venus") or {}):
             merged["threads"] = int(config["threads"])
+        if config.get("kv_type"):  # --kv-type
+            merged["kv_type"] = str(config["kv_type"])
+        if config.get("context"):  # --context: the KV marks keep their share of it unless set
+            n_ctx = int(config["context"])
+            for key in ("kv_high", "kv_low"):
+                if key not in merged:
+                    merged[key] = getattr(cls, key) * n_ctx // cls.n_ctx
+            merged["n_ctx"] = n_ctx
         return cls.from_dict(merged)
 
     def gpu_layers(self) -> int:

@@ -1,6 +1,8 @@
 """Audio sources: a WAV/FLAC file, a microphone (sounddevice), or a journal's recorded chunks.
 
-Every source yields 16 kHz mono float32. Files are resampled once on open.
+Every source yields 16 kHz mono float32. Files are resampled once on open; a
+microphone at another rate through one streaming resampler, whose state carries
+across blocks (a resampler started afresh per block leaves a seam at every block edge).
 """
 from __future__ import annotations
 
@@ -56,6 +58,22 @@ class FileAudioSource:
         pass
 
 
+class StreamResampler:
+    """Blocks in at `src_rate`, blocks out at 16 kHz, as if the whole signal had been resampled at once."""
+
+    def __init__(self, src_rate: int, dst_rate: int = RATE) -> None:
+        import soxr
+
+        self.same = src_rate == dst_rate
+        self.stream = None if self.same else soxr.ResampleStream(src_rate, dst_rate, 1, dtype="float32", quality="HQ")
+
+    def process(self, block: np.ndarray, last: bool = False) -> np.ndarray:
+        block = np.ascontiguousarray(block, dtype=np.float32)
+        if self.stream is None:
+            return block
+        return self.stream.resample_chunk(block, last=last)
+
+
 class MicSource:
     """A microphone through PortAudio; the callback only queues, the node thread does the rest."""
 
@@ -73,6 +91,7 @@ class MicSource:
             raise DeviceError(f"no microphone {device!r} was found; list devices with `venus-edge --list-devices` "
                               "or pass a file with --mic FILE.wav") from None
         self.rate = int(info["default_samplerate"])
+        self.resampler = StreamResampler(self.rate)
         self._q: queue.Queue[np.ndarray] = queue.Queue()
         self._buf = np.zeros(0, dtype=np.float32)
         self.overflows = 0
@@ -92,7 +111,7 @@ class MicSource:
                 block = self._q.get_nowait()
             except queue.Empty:
                 break
-            self._buf = np.concatenate([self._buf, resample(block, self.rate, RATE)])
+            self._buf = np.concatenate([self._buf, self.resampler.process(block)])
         if len(self._buf) < n:
             return None
         out, self._buf = self._buf[:n], self._buf[n:]

@@ -50,6 +50,8 @@ class OpenCVSource:
             what = f"camera {spec}" if self.live else f"video file {spec}"
             raise DeviceError(f"no {what} could be opened; list devices with `venus-edge --list-devices`, "
                               "or pass a video file or an image folder with --camera PATH")
+        if self.live:  # read a frame every 1/--video-fps s: the newest one, not one queued seconds ago
+            cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         self.cap = cap
         self.fps = cap.get(cv2.CAP_PROP_FPS) or 30.0
         self._index = -1
@@ -99,7 +101,15 @@ class ImageSequenceSource:
 
 
 class PiCameraSource:
+    """A Raspberry Pi camera through Picamera2.
+
+    Picamera2 names formats after libcamera's (DRM) convention: "RGB888" arrives as
+    (height, width, 3) arrays in B, G, R order, "BGR888" in R, G, B order (its manual,
+    "Image formats"). "RGB888" is asked for (every Pi's ISP gives it) and flipped here.
+    """
+
     live = True
+    FORMAT = "RGB888"
 
     def __init__(self, size: tuple[int, int] = (640, 480)) -> None:
         try:
@@ -107,11 +117,12 @@ class PiCameraSource:
         except ImportError:
             raise DeviceError("picamera2 is not installed (Raspberry Pi OS only); use --camera 0 for a USB camera") from None
         self.cam = Picamera2()
-        self.cam.configure(self.cam.create_video_configuration(main={"size": size, "format": "RGB888"}))
+        self.cam.configure(self.cam.create_video_configuration(main={"size": size, "format": self.FORMAT}))
         self.cam.start()
 
     def frame_at(self, t_s: float) -> np.ndarray | None:
-        return self.cam.capture_array()
+        bgr = self.cam.capture_array()
+        return None if bgr is None else np.ascontiguousarray(bgr[:, :, 2::-1])  # B,G,R(,X) -> R,G,B
 
     def close(self) -> None:
         self.cam.stop()

@@ -204,3 +204,38 @@ class WorkStore:
     def close(self) -> None:
         with self.lock:
             self.db.close()
+
+
+def prune_finished(path: str | Path, keep: int) -> int:
+    """Delete finished work items (and their events) beyond the newest `keep`; returns how many went.
+
+    Finished: delivered, cancelled, or failed with its notice no longer pending. Items
+    still owed to the user are never pruned. Safe beside a running harness (WAL, one
+    IMMEDIATE transaction); freed pages are reused by SQLite, so the file stops growing.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    try:
+        db = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    except sqlite3.DatabaseError:
+        return 0
+    done = "state IN ('delivered', 'cancelled') OR (state = 'failed' AND notice_state NOT IN ('pending', 'released'))"
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {done} ORDER BY rowid DESC "
+                                        "LIMIT -1 OFFSET ?", (max(0, keep),))]
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            db.execute(f"DELETE FROM events WHERE work_id IN ({marks})", part)
+            db.execute(f"DELETE FROM items WHERE id IN ({marks})", part)
+        db.execute("COMMIT")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return len(ids)
+    except sqlite3.DatabaseError:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        return 0
+    finally:
+        db.close()

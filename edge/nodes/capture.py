@@ -51,7 +51,7 @@ class CaptureNode(Node):
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.config.get("mic"))
-        if self.config.get("camera") is not None:
+        if self.config.get("camera") is not None and self.fps > 0:  # --video-fps 0: the camera stays unread
             self.video = open_video_source(str(self.config["camera"]), self.fps)
         if isinstance(self.audio, FileAudioSource) and self.index:
             self.audio.seek(self.index * self.chunk_samples)  # resume after a restart

@@ -1,12 +1,11 @@
-"""TensorRT engines (FP16, INT8) from a bundle's ONNX graphs, with the shape profiles the runtime uses.
+"""TensorRT engines from a bundle's ONNX graphs, built on the device that runs them.
 
-`build_trt_engines(onnx_dir, out_dir, precisions)` returns one manifest record per part and
-precision: an engine (GPU, compute capability, TensorRT version, profiles) or a
-"kept ONNX because ..." record when TensorRT, a GPU, or support for the graph is missing.
+`build_engines(bundle)` (also `venus-export engines BUNDLE`) builds an engine per
+graph under BUNDLE/engines/<device key>/ and reports on each; profiles.py holds
+the shape ranges, rewrite.py the float64 demotion TensorRT needs.
 """
 
-from export.trt.builder import build_trt_engines, environment_reason, gpu_info, tensorrt_version
+from export.trt.builder import Report, build_engines
 from export.trt.profiles import DIMENSIONS, blockers, profile_for
 
-__all__ = ["DIMENSIONS", "blockers", "build_trt_engines", "environment_reason", "gpu_info", "profile_for",
-           "tensorrt_version"]
+__all__ = ["DIMENSIONS", "Report", "blockers", "build_engines", "profile_for"]

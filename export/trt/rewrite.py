@@ -15,7 +15,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-from export.onnx import storage
+# Not export.onnx.storage: importing export.onnx pulls in torch, which a device building its engines lacks.
+SIDE_FILE_ABOVE = 1_800_000_000  # bytes of weights past which a graph keeps them in a side file (protobuf: 2 GB)
 
 
 def _demote_tensor(tensor: TensorProto) -> bool:
@@ -27,7 +28,7 @@ def _demote_tensor(tensor: TensorProto) -> bool:
 
 def demote_float64(src: pathlib.Path, dst: pathlib.Path) -> int:
     """Write `src` with every float64 cast, constant and initializer made float32; returns how many."""
-    model = storage.load(src)
+    model = onnx.load(str(src), load_external_data=True)
     changed = 0
     for node in model.graph.node:
         for attr in node.attribute:
@@ -41,5 +42,9 @@ def demote_float64(src: pathlib.Path, dst: pathlib.Path) -> int:
     for value in list(model.graph.value_info):
         if value.type.tensor_type.elem_type == TensorProto.DOUBLE:
             value.type.tensor_type.elem_type = TensorProto.FLOAT
-    storage.save(model, dst)
+    if sum(t.ByteSize() for t in model.graph.initializer) > SIDE_FILE_ABOVE:
+        onnx.save_model(model, str(dst), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=dst.name + ".data", size_threshold=1024)
+    else:
+        onnx.save(model, str(dst))
     return changed

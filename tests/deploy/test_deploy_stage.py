@@ -35,12 +35,13 @@ def test_rootfs_layout(rootfs, bundle, tmp_path) -> None:
     assert (opt / "src" / "edge" / "__init__.py").is_file() and (opt / "src" / "export" / "plan.py").is_file()
     assert not list((opt / "src").rglob("__pycache__"))
     assert (opt / "wheels" / "numpy-2.0-cp310-cp310-manylinux_2_17_aarch64.whl").is_file()
-    assert (opt / "bundle" / "audio" / "encoder.onnx").read_bytes() == b"onnx-audio"
+    assert (opt / "bundle" / "manifest.json").read_bytes() == (bundle / "manifest.json").read_bytes()
+    assert (opt / "bundle" / "onnx" / "audio.fp32.onnx").read_bytes() == (bundle / "onnx" / "audio.fp32.onnx").read_bytes()
     for name in ("setup.sh", "detect.sh", "firstboot.sh", "power.sh", "venusctl.sh", "service.py",
-                 "profiles.py", "engines.py"):
+                 "profiles.py"):
         assert mode(opt / "jetson" / name) == 0o755, name
     assert mode(opt / "jetson" / "profiles" / "orin-nx-16.env") == 0o644
-    assert mode(opt / "bundle" / "vision.onnx") == 0o644 and mode(opt / "bundle" / "audio") == 0o755
+    assert mode(opt / "bundle" / "onnx" / "audio.fp32.onnx") == 0o644 and mode(opt / "bundle" / "onnx") == 0o755
     # nothing group- or world-writable anywhere under /opt/venus-edge
     assert not [p for p in opt.rglob("*") if not p.is_symlink() and mode(p) & 0o022]
     # units, enabled the way systemctl enable would: absolute links in multi-user.target.wants
@@ -81,7 +82,7 @@ def test_tarball(tmp_path, bundle) -> None:
     assert "etc/venus-edge/profile.env" in members
     assert "etc/venus-edge/venus-edge.env" not in members  # a running device keeps its own
     assert members["opt/venus-edge/jetson/setup.sh"].mode & 0o777 == 0o755
-    assert members["opt/venus-edge/bundle/vision.onnx"].mode & 0o777 == 0o644
+    assert members["opt/venus-edge/bundle/onnx/audio.fp32.onnx"].mode & 0o777 == 0o644
     link = members["etc/systemd/system/multi-user.target.wants/venus-edge.service"]
     assert link.issym() and link.linkname == "/etc/systemd/system/venus-edge.service"
 

@@ -1,4 +1,4 @@
-"""TensorRT engines: profiles and pre-checks everywhere; real engine builds only with a GPU (marker gpu)."""
+"""TensorRT engines: profiles, pre-checks and the float64 rewrite everywhere (the builder: test_trt_builder.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,8 @@ from export.errors import ExportError
 from export.onnx import build_onnx_parts
 from export.onnx.precision import to_int8_dynamic
 from export.onnx.session import open_session
-from export.trt import DIMENSIONS, blockers, build_trt_engines, environment_reason, gpu_info, profile_for
-from export.trt.builder import source_precision
+from export.trt import DIMENSIONS, blockers, profile_for
 from export.torch_ref.tiny_parts import tiny_media_config, tiny_media_tensors
-
-NO_TRT = environment_reason()
 
 
 @pytest.fixture(scope="module")
@@ -49,48 +46,6 @@ def test_blockers_name_what_tensorrt_cannot_take(omni_graphs, tmp_path):
                                  "which TensorRT does not implement"]
 
 
-def test_engines_start_from_the_graph_their_tensorrt_can_take():
-    assert [source_precision(p, 10) for p in ("fp16", "int8")] == ["fp32", "int8"]  # builder flags pick FP16
-    assert [source_precision(p, 11) for p in ("fp16", "int8")] == ["fp16", "int8"]  # strongly typed only
-
-
-@pytest.mark.skipif(NO_TRT is None, reason="TensorRT and a GPU are present: engines are built instead")
-def test_without_tensorrt_every_graph_is_kept_with_a_reason(omni_graphs, tmp_path):
-    records = build_trt_engines(omni_graphs, tmp_path / "trt", progress=False)
-    assert {(r["name"], r["precision"]) for r in records} == {
-        (p, q) for p in ("audio", "vision") for q in ("fp16", "int8")}
-    for record in records:
-        assert record["kind"] == "onnx-kept"
-        assert record["reason"] == f"kept ONNX because {NO_TRT}"
-    assert not (tmp_path / "trt").exists()
-    with pytest.raises(ExportError, match="Unknown TensorRT precision fp8: use fp16 or int8."):
-        build_trt_engines(omni_graphs, tmp_path, ["fp8"])
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(NO_TRT is not None, reason=f"needs TensorRT and a GPU ({NO_TRT})")
-def test_engines_build_and_match_onnx(omni_graphs, tmp_path):
-    from polygraphy.backend.common import BytesFromPath
-    from polygraphy.backend.trt import EngineFromBytes, TrtRunner
-
-    records = build_trt_engines(omni_graphs, tmp_path, ["fp16", "int8"], progress=False)
-    gpu = gpu_info()
-    rng = np.random.default_rng(0)
-    feeds = {"vision": {"pixels": rng.uniform(-1, 1, (1, 3, 448, 448)).astype(np.float32)},
-             "audio": {"mel": rng.uniform(-0.8, 1.0, (1, 80, 100)).astype(np.float32),
-                       "past_kv": rng.standard_normal((2, 2, 1, 2, 50, 16)).astype(np.float32)}}
-    for record in records:
-        assert record["kind"] == "tensorrt", record
-        assert record["gpu"] == gpu["name"] and record["compute_capability"] == gpu["compute_capability"]
-        assert record["tensorrt"] and record["profiles"][0]
-        feed = feeds[record["name"]]
-        expected = open_session(omni_graphs / f"{record['name']}.fp32.onnx").run(None, feed)[0]
-        with TrtRunner(EngineFromBytes(BytesFromPath(str(tmp_path / record["file"])))) as runner:
-            got = list(runner.infer(feed).values())[0]
-        rel = np.abs(got - expected).mean() / np.abs(expected).mean()
-        assert rel < (2e-2 if record["precision"] == "fp16" else 0.15), (record["name"], record["precision"], rel)
-
-
 def test_vocoder_is_demoted_to_float32_for_tensorrt(tmp_path):
     """TensorRT has no float64: the vocoder's exact phase path is demoted, and stays close."""
     from export.onnx.graphs import GraphSpec, export_graph
@@ -117,52 +72,3 @@ def test_vocoder_is_demoted_to_float32_for_tensorrt(tmp_path):
     got = open_session(demoted).run(None, feed)[0]
     assert np.abs(got - speech).mean() / np.abs(speech).mean() < 1e-2
     assert np.abs(open_session(exact).run(None, feed)[0] - speech).max() < 1e-4  # the exact graph stays exact
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(NO_TRT is not None, reason=f"needs TensorRT and a GPU ({NO_TRT})")
-def test_token2wav_engines_stream_like_onnx(tmp_path):
-    """FP16 engines of the three token2wav graphs, driven as one stream, against the FP32 ONNX stream."""
-    from polygraphy.backend.common import BytesFromPath
-    from polygraphy.backend.trt import EngineFromBytes, TrtRunner
-
-    from export.onnx import token2wav_parts
-    from export.onnx.probes import stream_inputs
-    from export.onnx.session import runner
-    from export.torch_ref.tiny_parts import write_token2wav_assets
-    from export.torch_ref.token2wav_ref import split_windows
-
-    assets, graphs = tmp_path / "assets", tmp_path / "onnx"
-    write_token2wav_assets(assets, seed=9)
-    config, tensors = {**tiny_media_config("audio"), "hidden_size": 128}, {}
-    config["init_audio"] = False  # token2wav only
-    entries = build_onnx_parts(tensors.__getitem__, config, graphs, ["fp32", "fp16"], progress=False,
-                               token2wav_dir=assets)
-    terms = next(e["contract"] for e in entries if e["name"] == "token2wav_step")
-    records = build_trt_engines(graphs, tmp_path / "trt", ["fp16"], parts=list(token2wav_parts.GRAPHS),
-                                progress=False)
-    assert all(r["kind"] == "tensorrt" for r in records), records
-    noise = np.load(graphs / terms["noise_file"])
-    inputs, codes = stream_inputs(seed=2, codes=60)
-
-    def stream(runners):
-        s = token2wav_parts.graph_stream(runners, terms, noise, seed=1)
-        s.setup(inputs.prompt_tokens, inputs.prompt_mel, inputs.spk_embedding)
-        mels = []
-        for window, last in split_windows(codes):
-            s.push(window, last)
-            mels.append(s.last_mel)
-        return np.concatenate(mels, axis=1)
-
-    expected = stream({g: runner(open_session(graphs / f"{g}.fp32.onnx")) for g in token2wav_parts.GRAPHS})
-    opened = [TrtRunner(EngineFromBytes(BytesFromPath(str(tmp_path / "trt" / f"{g}.fp16.engine"))))
-              for g in token2wav_parts.GRAPHS]
-    for r in opened:
-        r.activate()
-    try:
-        engines = {g: (lambda feed, r=r: list(r.infer(feed).values())) for g, r in zip(token2wav_parts.GRAPHS, opened)}
-        got = stream(engines)
-    finally:
-        for r in opened:
-            r.deactivate()
-    assert np.abs(got - expected).mean() / np.abs(expected).mean() < 2e-2

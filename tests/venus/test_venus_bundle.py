@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,23 +68,32 @@ def test_variant_precision_device_and_format_are_checked(copy, tmp_path):
         open_bundle(tmp_path)
 
 
-def test_an_engine_for_another_gpu_falls_back_to_onnx_in_one_sentence(copy, monkeypatch):
+def test_an_engine_for_another_gpu_falls_back_to_onnx_in_one_sentence(copy, tmp_path, monkeypatch):
+    """Engines from the real builder (venus-export engines, with a stand-in trtexec on this GPU-less machine)."""
+    import importlib.util
+    import os
+
+    from export.trt.builder import build_engines
+
+    spec = importlib.util.spec_from_file_location(
+        "trtexec_stand_in", Path(__file__).parents[1] / "export" / "trtexec_stand_in.py")
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    exe = stand_in.install(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+    assert build_engines(copy, key="trt10.3.0-orin-nano-sm87").current
     onnx = open_bundle(copy, verify_hashes=False).graphs["audio"]
-    rel = onnx.relative_to(copy)
-    eng = copy / "engines" / "trt10.3.0-orin-nano-sm87" / rel.with_suffix(".fp16.engine")
-    eng.parent.mkdir(parents=True)
-    eng.write_bytes(b"engine")
-    eng.with_suffix(".json").write_text(json.dumps({"key": "trt10.3.0-orin-nano-sm87"}))
+    eng = copy / "engines" / "trt10.3.0-orin-nano-sm87" / onnx.relative_to(copy).with_suffix(".fp16.engine")
     monkeypatch.setattr(engines, "_local_key", lambda: "trt10.8.0-rtx-4090-sm89")
     b = open_bundle(copy, verify_hashes=False)
     assert b.engines == {}
     [note] = b.notes
-    assert note.startswith("The TensorRT engine for audio was built for trt10.3.0-orin-nano-sm87, not this device")
-    assert note.count(". ") == 0 and "runs from its ONNX graph instead" in note
+    assert note.startswith("The bundle's TensorRT engines were built for trt10.3.0-orin-nano-sm87, not this device")
+    assert note.count(". ") == 0 and "run from ONNX" in note
     monkeypatch.setattr(engines, "_local_key", lambda: None)
     assert "cannot run here" in open_bundle(copy, verify_hashes=False).notes[0]
     monkeypatch.setattr(engines, "_local_key", lambda: "trt10.3.0-orin-nano-sm87")
-    assert open_bundle(copy, verify_hashes=False).engines == {"audio": eng}
+    assert open_bundle(copy, verify_hashes=False).engines["audio"] == eng
 
 
 def test_providers_prefer_tensorrt_then_cuda_then_cpu():

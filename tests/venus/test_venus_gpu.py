@@ -52,29 +52,26 @@ def test_gpu_provider_matches_cpu_on_the_audio_graph(audio_bundle):
 
 
 def test_native_engine_matches_onnx(audio_bundle, tmp_path):
-    trt = pytest.importorskip("tensorrt")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    from edge.backends.trt_engine import TrtEngine
+    """An engine from the one builder (venus-export engines), found by the bundle reader, run without torch."""
+    import shutil
 
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    pytest.importorskip("tensorrt")
+    from edge.bundle import engines
+    from edge.frontend.venus.frontend import graph as open_part
+    from edge.bundle.settings import VenusSettings
+    from export.trt.builder import build_engines
+
+    try:
+        engines.device_key()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    bundle = shutil.copytree(audio_bundle, tmp_path / "bundle")
+    assert build_engines(bundle).current
+    b = open_bundle(bundle, verify_hashes=False)
+    assert "audio" in b.engines, b.notes
+    engine = open_part(b, "audio", VenusSettings())  # what the Venus frontend opens: the engine
+    assert type(engine).__name__ == "TrtEngine"
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
-    logger = trt.Logger(trt.Logger.WARNING)
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)
-    parser = trt.OnnxParser(network, logger)
-    assert parser.parse(b.graphs["audio"].read_bytes())
-    cfg = builder.create_builder_config()
-    profile = builder.create_optimization_profile()
-    layers, _, _, heads, _, dim = graph.input_shapes["past_kv"]
-    profile.set_shape("mel", (1, 80, 50), (1, 80, 100), (1, 80, 200))
-    profile.set_shape("past_kv", (layers, 2, 1, heads, 0, dim), (layers, 2, 1, heads, 200, dim),
-                      (layers, 2, 1, heads, 1400, dim))
-    cfg.add_optimization_profile(profile)
-    path = tmp_path / "audio.engine"
-    path.write_bytes(bytes(builder.build_serialized_network(network, cfg)))
-    engine = TrtEngine(path)
     mel = log_mel(speechy(1.0))
     a = AudioEncoder(engine, engine.input_shapes).encode_mel(mel)
     c = AudioEncoder(graph, graph.input_shapes).encode_mel(mel)

@@ -296,5 +296,6 @@ def build(config: dict) -> DefaultFrontend:
         s.asr = str(config["asr"])
     vad = SileroVad(threads)
     asr = Transcriber(threads, s.asr)
-    llm = DecisionModel(assemble(QWEN_GGUF), threads)
+    llm = DecisionModel(assemble(QWEN_GGUF), threads, n_ctx=int(config.get("context") or 2048),
+                        kv_type=str(config.get("kv_type") or "f16"))
     return DefaultFrontend(vad, asr, llm, s)

@@ -33,11 +33,17 @@ def _llama():
 
 
 class DecisionModel:
-    def __init__(self, path: Path, threads: int = 1, n_ctx: int = 2048) -> None:
+    def __init__(self, path: Path, threads: int = 1, n_ctx: int = 2048, kv_type: str = "f16") -> None:
+        from edge.backends.llama import kv_ggml_type
+
         llama_cpp = _llama()
         self._c = llama_cpp
+        kv = kv_ggml_type(llama_cpp, kv_type)
+        # a quantized V cache needs flash attention in llama.cpp
         self.llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_batch=512, n_threads=threads,
-                                   n_threads_batch=threads, verbose=False)
+                                   n_threads_batch=threads, verbose=False, type_k=kv, type_v=kv,
+                                   flash_attn=kv_type != "f16")
+        self.kv_type = kv_type
         self.n_vocab = self.llm.n_vocab()
         self.vocab = self.llm._model.vocab
         self._full = (llama_cpp.llama_token_data * self.n_vocab)()

@@ -41,7 +41,8 @@ class VenusFrontend(Frontend):
         self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
                                   device=settings.device, verify_hashes=settings.verify_hashes)
         b = self.bundle
-        self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.gpu_layers(), settings.flash_attn)
+        self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.gpu_layers(), settings.flash_attn,
+                              kv_type=settings.kv_type)
         if self.llm.n_ctx < settings.n_ctx:  # the model was trained on less: keep the marks in proportion
             scale = self.llm.n_ctx / settings.n_ctx
             settings.kv_high, settings.kv_low = int(settings.kv_high * scale), int(settings.kv_low * scale)
@@ -60,8 +61,9 @@ class VenusFrontend(Frontend):
                                         int(vc.get("image_size", 980)))
         self._warm_up()
         self.loop = ChunkLoop(self.llm, settings)
-        log.info("venus: %s bundle, LLM %s, encoders %s, context %d", b.variant, b.llm_precision,
-                 b.graph_precision, self.llm.n_ctx)
+        log.info("venus: %s bundle, LLM %s, encoders %s, context %d, KV %s", b.variant, b.llm_precision,
+                 b.graph_precision, self.llm.n_ctx, self.llm.kv_type)
+        self._llm_told = False
 
     def _warm_up(self) -> None:
         """Pay the encoders' first-run costs (allocation, kernel choice) before the first chunk."""
@@ -86,6 +88,9 @@ class VenusFrontend(Frontend):
         info = {"vision_ms": round((t1 - t0) * 1e3, 2), "audio_ms": round((t2 - t1) * 1e3, 2),
                 "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "decode": res.decode_tokens,
                 "prefill_s": res.prefill_s, "decode_s": res.decode_s, **self.loop.state()}
+        if not self._llm_told:  # the journal records what the LLM really runs with, once
+            info["llm"] = {"n_ctx": self.llm.n_ctx, "kv_type": self.llm.kv_type, "precision": self.bundle.llm_precision}
+            self._llm_told = True
         if res.refused:
             info["refused"] = res.refused
         if res.voided:

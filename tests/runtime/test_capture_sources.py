@@ -1,0 +1,139 @@
+"""Live capture sources with stand-ins for the device libraries: Picamera2's pixel order, a 48 kHz microphone."""
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+import soxr
+
+from edge.capture.audio import RATE, MicSource
+from edge.capture.video import open_video_source
+
+# An RGB scene: red top-left, green top-right, blue bottom half.
+SCENE = np.zeros((4, 6, 3), np.uint8)
+SCENE[:2, :3] = (255, 0, 0)
+SCENE[:2, 3:] = (0, 255, 0)
+SCENE[2:] = (0, 0, 255)
+
+
+class StandInPicamera2:
+    """Returns what Picamera2 returns per its manual ("Image formats"): libcamera's names, so "RGB888" is
+    24-bit pixels in B, G, R order, "BGR888" in R, G, B order, "XRGB8888" B, G, R, 255."""
+
+    layouts = {"RGB888": lambda s: s[:, :, ::-1], "BGR888": lambda s: s,
+               "XRGB8888": lambda s: np.concatenate([s[:, :, ::-1], np.full(s.shape[:2] + (1,), 255, np.uint8)], 2)}
+
+    def __init__(self) -> None:
+        self.format = None
+        self.started = False
+
+    def create_video_configuration(self, main: dict) -> dict:
+        return {"main": dict(main)}
+
+    def configure(self, config: dict) -> None:
+        self.format = config["main"]["format"]
+        assert self.format in self.layouts, f"Picamera2 has no format {self.format}"
+
+    def start(self) -> None:
+        self.started = True
+
+    def capture_array(self) -> np.ndarray:
+        assert self.started
+        return np.ascontiguousarray(self.layouts[self.format](SCENE))
+
+    def stop(self) -> None:
+        self.started = False
+
+
+def test_picamera_frames_reach_the_pipeline_as_rgb(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "picamera2", types.SimpleNamespace(Picamera2=StandInPicamera2))
+    source = open_video_source("picamera")
+    frame = source.frame_at(0.0)
+    assert frame.shape == SCENE.shape and frame.flags.c_contiguous
+    assert frame[0, 0].tolist() == [255, 0, 0] and frame[3, 5].tolist() == [0, 0, 255]  # red stays red
+    np.testing.assert_array_equal(frame, SCENE)
+    source.close()
+
+
+class StandInSoundDevice:
+    """sounddevice's surface that MicSource uses: a 48 kHz device whose stream calls back with (frames, 1) blocks."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self.stream = None
+
+    def query_devices(self, device, kind):
+        return {"default_samplerate": float(self.rate), "name": "USB Audio"}
+
+    def InputStream(self, **kw):  # noqa: N802 (sounddevice's name)
+        outer = self
+
+        class Stream:
+            def __init__(self) -> None:
+                self.callback, self.blocksize = kw["callback"], kw["blocksize"]
+                outer.stream = self
+
+            def start(self) -> None: ...
+            def stop(self) -> None: ...
+            def close(self) -> None: ...
+
+        return Stream()
+
+
+def test_a_48khz_microphone_is_resampled_as_one_stream(monkeypatch) -> None:
+    device = StandInSoundDevice(48000)
+    monkeypatch.setitem(sys.modules, "sounddevice", device)
+    mic = MicSource(None)
+    assert device.stream.blocksize == 960  # 20 ms at the device's own rate
+    rng = np.random.default_rng(0)
+    t = np.arange(48000 * 2) / 48000
+    signal = (0.5 * np.sin(2 * np.pi * 440 * t) + 0.1 * rng.standard_normal(len(t))).astype(np.float32)
+    got = []
+    for i in range(0, len(signal), 960):
+        device.stream.callback(signal[i:i + 960, None], 960, None, None)
+        while (block := mic.read(320)) is not None:
+            got.append(block)
+    got = np.concatenate(got)
+    whole = soxr.resample(signal, 48000, RATE, quality="HQ")
+    # all but a partial 20 ms read and the resampler's own delay (under 20 ms) came out, equal to resampling at once
+    assert len(whole) - len(got) < 2 * 320
+    tolerance = 1e-6
+    assert np.abs(got - whole[:len(got)]).max() <= tolerance
+    # resampling each block on its own (a fresh resampler per block) is what this guards against
+    naive = np.concatenate([soxr.resample(signal[i:i + 960], 48000, RATE, quality="HQ")
+                            for i in range(0, len(signal), 960)])
+    assert np.abs(naive[:len(got)] - whole[:len(got)]).max() > 100 * tolerance
+    mic.close()
+
+
+def test_a_16khz_microphone_passes_through(monkeypatch) -> None:
+    device = StandInSoundDevice(16000)
+    monkeypatch.setitem(sys.modules, "sounddevice", device)
+    mic = MicSource(None)
+    block = np.linspace(-0.5, 0.5, 320, dtype=np.float32)
+    device.stream.callback(block[:, None], 320, None, None)
+    np.testing.assert_array_equal(mic.read(320), block)
+    assert mic.read(1) is None
+
+
+@pytest.mark.parametrize("fps", [0.0])
+def test_a_frame_rate_of_zero_leaves_the_camera_unread(fps, tmp_path) -> None:
+    """--video-fps 0 (the 8 GB boards' profile): capture opens no camera at all."""
+    from edge.clock import MonotonicClock
+    from edge.nodes.capture import CaptureNode
+
+    io = types.SimpleNamespace(clock=MonotonicClock())
+    node = CaptureNode(io, {"mic": str(_wav(tmp_path)), "camera": "picamera", "video_fps": fps}, {})
+    node.setup()  # the stand-in-less picamera would fail to open: it must not be asked
+    assert node.video is None
+    node.close()
+
+
+def _wav(tmp_path):
+    import soundfile as sf
+
+    path = tmp_path / "mic.wav"
+    sf.write(path, np.zeros(1600, np.float32), 16000)
+    return path
