@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.fit import ENCODER_ORDER, check_fit
@@ -84,7 +85,8 @@ def _source_subset(src: dict[str, dict], reader: CheckpointReader, prefixes: tup
 def _gguf_jobs(reader: CheckpointReader, bundle: Path, opts: BuildOptions, src: dict, tools: dict) -> list[Job]:
     common = ("checkpoint", "names", "transforms", "gguf_stream")
     llm_key = inputs_key(EXPORTER_VERSION, "llm", _source_subset(src, reader, ("llm.",), TOKENIZER_FILES),
-                         tools.get("gguf"), tools.get("numpy"), code_hash(*common, "tokens", "vocab", "llm_gguf"))
+                         tools.get("gguf"), tools.get("numpy"), code_hash(*common, "tokens", "vocab", "llm_gguf"),
+                         list(PROTOCOL_TOKENS))  # the runtime's token list, which the vocabulary must hold
     tts_key = inputs_key(EXPORTER_VERSION, "tts", _source_subset(src, reader, ("tts.",)), tools.get("gguf"),
                          code_hash(*common, "tts_gguf"))
     quant_tools = (tools.get("llama_cpp_python"), code_hash("quantize"))

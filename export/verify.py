@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.manifest import checkpoint_files, hash_files, load_manifest, sha256_file
-from export.tokens import PROTOCOL_TOKENS
 
 # KL(reference || GGUF) limits per type: generous enough for a real 8B model, tight enough to catch a wrong map.
 KL_LIMITS: dict[str, float] = {"F32": 1e-4, "F16": 1e-3, "BF16": 2e-3, "Q8_0": 1e-2, "Q6_K": 3e-2, "Q5_K_M": 5e-2,
