@@ -22,7 +22,8 @@ from export.llm_gguf import convert_llm
 from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, code_hash, hash_files, inputs_key,
                              new_manifest, try_load_manifest, write_manifest)
 from export.onnx_bridge import build_onnx, onnx_available
-from export.quantize import ftype_of, quantize
+from export.gguf_types import gguf_type
+from export.quantize import quantize
 from export.trt_status import tensorrt_status
 from export.tts_gguf import convert_tts, convert_tts_extras
 
@@ -65,7 +66,9 @@ class Job:
 
 def _validate(opts: BuildOptions) -> None:
     for t in opts.types + opts.tts_types:
-        ftype_of(t)
+        if gguf_type(t).needs_imatrix:
+            raise ExportError(f"GGUF type {t} needs an importance matrix, which venus-export build does not "
+                              "compute; make it with venus-quant sweep --imatrix on --keep-models.")
     for e in opts.encoders:
         if e not in ENCODER_ORDER:
             raise ExportError(f"Unknown encoder precision {e!r}; use some of {', '.join(ENCODER_ORDER)}.")
