@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.fit import ENCODER_ORDER, check_fit
@@ -21,7 +22,8 @@ from export.llm_gguf import convert_llm
 from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, code_hash, hash_files, inputs_key,
                              new_manifest, try_load_manifest, write_manifest)
 from export.onnx_bridge import build_onnx, onnx_available
-from export.quantize import ftype_of, quantize
+from export.gguf_types import gguf_type
+from export.quantize import quantize
 from export.trt_status import tensorrt_status
 from export.tts_gguf import convert_tts, convert_tts_extras
 
@@ -64,7 +66,9 @@ class Job:
 
 def _validate(opts: BuildOptions) -> None:
     for t in opts.types + opts.tts_types:
-        ftype_of(t)
+        if gguf_type(t).needs_imatrix:
+            raise ExportError(f"GGUF type {t} needs an importance matrix, which venus-export build does not "
+                              "compute; make it with venus-quant sweep --imatrix on --keep-models.")
     for e in opts.encoders:
         if e not in ENCODER_ORDER:
             raise ExportError(f"Unknown encoder precision {e!r}; use some of {', '.join(ENCODER_ORDER)}.")
@@ -84,7 +88,8 @@ def _source_subset(src: dict[str, dict], reader: CheckpointReader, prefixes: tup
 def _gguf_jobs(reader: CheckpointReader, bundle: Path, opts: BuildOptions, src: dict, tools: dict) -> list[Job]:
     common = ("checkpoint", "names", "transforms", "gguf_stream")
     llm_key = inputs_key(EXPORTER_VERSION, "llm", _source_subset(src, reader, ("llm.",), TOKENIZER_FILES),
-                         tools.get("gguf"), tools.get("numpy"), code_hash(*common, "tokens", "vocab", "llm_gguf"))
+                         tools.get("gguf"), tools.get("numpy"), code_hash(*common, "tokens", "vocab", "llm_gguf"),
+                         list(PROTOCOL_TOKENS))  # the runtime's token list, which the vocabulary must hold
     tts_key = inputs_key(EXPORTER_VERSION, "tts", _source_subset(src, reader, ("tts.",)), tools.get("gguf"),
                          code_hash(*common, "tts_gguf"))
     quant_tools = (tools.get("llama_cpp_python"), code_hash("quantize"))

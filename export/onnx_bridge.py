@@ -18,10 +18,14 @@ ONNX_KINDS = ("onnx", "npy")
 def _module():
     try:
         import export.onnx as mod
+
+        mod.build_onnx_parts  # noqa: B018  (loads the builders, which import torch and onnx)
     except ImportError as e:  # e.g. onnx or onnxruntime not installed: GGUF parts can still be built
         print(f"note: export.onnx cannot be imported ({e}).", file=sys.stderr)
         return None
-    return mod if hasattr(mod, "build_onnx_parts") else None
+    except AttributeError:
+        return None
+    return mod
 
 
 def onnx_available() -> bool:

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from export.gguf_types import TYPES
+
 GB = 1e9
 GIB = 2**30
 
@@ -46,12 +48,10 @@ DEVICES: dict[str, Device] = {d.name: d for d in (
     Device("cpu", "Laptop CPU (16 GB, dual-channel DDR5)", 15.3, 4.0, 60.0, 10, True, False),
 )}
 
-# Average bits per weight over a whole model's tensor mix (K-quants keep some
-# tensors at higher precision), from llama.cpp's quantize figures for 8B models.
-LLM_BITS: dict[str, float] = {
-    "F16": 16.0, "Q8_0": 8.5, "Q6_K": 6.5625, "Q5_K_M": 5.69, "Q4_K_M": 4.85,
-    "IQ4_XS": 4.25, "Q3_K_M": 3.91, "IQ3_M": 3.66, "Q2_K": 3.35,
-}
+# Average bits per weight over a whole model's tensor mix (K-quants keep some tensors at higher precision):
+# the GGUF type table's figures (export/gguf_types.py). PLANNED: the types a plan lists when none are named.
+LLM_BITS: dict[str, float] = {name: t.bpw for name, t in TYPES.items()}
+PLANNED: tuple[str, ...] = tuple(name for name, t in TYPES.items() if t.planned)
 KV_BITS: dict[str, float] = {"f16": 16.0, "q8_0": 8.5, "q4_0": 4.5}
 # ONNX/TensorRT weights; biases and norms stay fp32 whatever the precision.
 ONNX_BYTES: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "int8": 1.0}
@@ -271,7 +271,7 @@ def plan(device_name: str, variant: str, context: int, *, llm_types: list[str] |
     """Every LLM type x encoder precision, highest precision first; `Plan.best` picks one."""
     dev = device(device_name)
     rows = [plan_fit(device_name, variant, t, e, context, **kwargs)
-            for t in (llm_types or list(LLM_BITS))
+            for t in (llm_types or list(PLANNED))
             for e in (encoder_precisions or ["fp16", "int8"])]
     return Plan(dev, variant, padded_context(context), rows)
 
@@ -314,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--context", type=int, default=4096, help="LLM context in tokens")
     ap.add_argument("--kv", default="f16", help=", ".join(KV_BITS))
     ap.add_argument("--tts-type", default="Q8_0", help="GGUF type of the TTS model")
-    ap.add_argument("--llm", default="", help="comma-separated GGUF types to consider (default: all)")
+    ap.add_argument("--llm", default="", help="comma-separated GGUF types to consider (default: "
+                    + ",".join(PLANNED) + ")")
     ap.add_argument("--encoder", default="", help="comma-separated encoder precisions (default: fp16,int8)")
     ap.add_argument("--memory-gib", type=float, default=None, help="override the device's memory")
     ap.add_argument("--tokens-per-chunk", type=int, default=8, help="text tokens decoded per chunk")

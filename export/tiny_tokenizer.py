@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from export.tokens import CHATML_TEMPLATE, EOS_TOKEN, MINICPMO_SPECIALS, PAD_TOKEN, PROTOCOL_TOKENS
+from edge.protocol.tokens import PROTOCOL_TOKENS
+from export.tokens import CHATML_TEMPLATE, EOS_TOKEN, MINICPMO_SPECIALS, PAD_TOKEN
 
 # The Qwen2 pre-tokenizer split (llama.cpp's "qwen2" pre-tokenizer uses the same expression).
 QWEN2_SPLIT = (

@@ -1,24 +1,10 @@
-"""Token tables: the Realtime-Venus protocol tokens and the MiniCPM-o special tokens.
+"""Token tables of the exported vocabulary: the MiniCPM-o special tokens, and which tokens are CONTROL.
 
-Every entry here must be a single vocabulary id typed CONTROL in the GGUF, so
-that text coming from a tool or a user can never open or close a span.
+The 12 protocol tokens are the runtime's (edge/protocol/tokens.py, docs/protocol.md).
+Every entry of CONTROL_TOKENS must be a single vocabulary id typed CONTROL in
+the GGUF, so that text coming from a tool or a user can never open or close a span.
 """
-
-# The 12 protocol tokens of the full-duplex chunk loop and the delegation channel.
-PROTOCOL_TOKENS: tuple[str, ...] = (
-    "<|speak|>",
-    "<|listen|>",
-    "<|turn_eos|>",
-    "<|chunk_eos|>",
-    "<unit>",
-    "</unit>",
-    "<image>",
-    "</image>",
-    "<delegate>",
-    "</delegate>",
-    "<backend>",
-    "</backend>",
-)
+from edge.protocol.tokens import PROTOCOL_TOKENS
 
 # Special tokens of the Qwen3 base vocabulary and of MiniCPM-o (chat roles, TTS, audio, slices).
 MINICPMO_SPECIALS: tuple[str, ...] = (

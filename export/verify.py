@@ -12,17 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
+from export.gguf_types import TYPES, GgufType
 from export.manifest import checkpoint_files, hash_files, load_manifest, sha256_file
-from export.tokens import PROTOCOL_TOKENS
 
-# KL(reference || GGUF) limits per type: generous enough for a real 8B model, tight enough to catch a wrong map.
-KL_LIMITS: dict[str, float] = {"F32": 1e-4, "F16": 1e-3, "BF16": 2e-3, "Q8_0": 1e-2, "Q6_K": 3e-2, "Q5_K_M": 5e-2,
-                               "Q5_K_S": 6e-2, "Q5_0": 6e-2, "Q4_K_M": 0.15, "Q4_K_S": 0.2, "IQ4_XS": 0.2,
-                               "IQ4_NL": 0.2, "Q4_0": 0.25}
-KL_DEFAULT = 0.5
-TOP1_LIMITS: dict[str, float] = {"F32": 0.99, "F16": 0.95, "BF16": 0.95, "Q8_0": 0.85}
-TOP1_DEFAULT = 0.5
 PROMPT = ("<|im_start|>user\nHello, what is the weather today? Please check.<|im_end|>\n<|im_start|>assistant\n"
           "<|speak|>Sure, one moment.<delegate>find the weather for today</delegate><|turn_eos|><|listen|>")
 
@@ -60,8 +54,14 @@ def check_hashes(bundle: Path, manifest: dict) -> tuple[list[dict], set[str]]:
     return rows, bad
 
 
+def limits(precision: str) -> tuple[float, float]:
+    """(KL bound, top-1 bound) against the torch reference for a GGUF of this type (export/gguf_types.py)."""
+    t = TYPES.get(precision.upper(), GgufType(precision, 0.0))
+    return t.kl_limit, t.top1_limit
+
+
 def _gguf_rows(bundle: Path, manifest: dict, reader: CheckpointReader, bad: set[str], n_threads: int) -> list[dict]:
-    from export.llama_run import LlamaRunner
+    from edge.backends.llama import LlamaError, LlamaModel
     from export.llm_reference import compare_logits, qwen3_logits, tts_logits
 
     rows: list[dict] = []
@@ -75,23 +75,27 @@ def _gguf_rows(bundle: Path, manifest: dict, reader: CheckpointReader, bad: set[
         if set(part["files"]) & bad:
             rows.append(row(part["name"], "parity", "not run", "files intact", False))
             continue
-        t = part["precision"]
-        with LlamaRunner(bundle / gguf, n_ctx=256, n_threads=n_threads, has_vocab=part["role"] == "llm") as m:
+        try:
+            m = LlamaModel(bundle / gguf, 256, n_threads, has_vocab=part["role"] == "llm")
+        except LlamaError as e:
+            rows.append(row(part["name"], "load", str(e), "loads", False))
+            continue
+        with m:
             if part["role"] == "llm":
                 if llm_ref is None:
-                    ids = m.tokenize(PROMPT, parse_special=True)
+                    ids = m.tokenize(PROMPT, special=True)
                     llm_ref = qwen3_logits(reader.get, reader.config, ids)
                 single = sum(len(m.tokenize(tok, True)) == 1 and len(m.tokenize(tok, False)) > 1
                              for tok in PROTOCOL_TOKENS)
                 rows.append(row(part["name"], "protocol tokens", f"{single}/{len(PROTOCOL_TOKENS)} control",
                                 "all", single == len(PROTOCOL_TOKENS)))
-                got, ref = m.logits(ids), llm_ref
+                got, ref = m.logits_all(ids), llm_ref
             else:
                 if tts_ref is None:
                     tts_ref = tts_logits(reader.get, reader.config, codes)
-                got, ref = m.logits(codes), tts_ref
+                got, ref = m.logits_all(codes), tts_ref
         cmp = compare_logits(ref, got)
-        kl_lim, top_lim = KL_LIMITS.get(t, KL_DEFAULT), TOP1_LIMITS.get(t, TOP1_DEFAULT)
+        kl_lim, top_lim = limits(part["precision"])
         rows.append(row(part["name"], "KL vs torch", f"{cmp['kl']:.2e}", f"< {kl_lim:g}", cmp["kl"] < kl_lim))
         rows.append(row(part["name"], "top-1 vs torch", f"{cmp['top1']:.3f}", f">= {top_lim:g}",
                         cmp["top1"] >= top_lim))

@@ -16,10 +16,9 @@ from typing import Callable
 
 import numpy as np
 
-from quant.engine import LlamaSession
+from edge.backends.llama import LlamaModel
+from edge.protocol.tokens import DELEGATE_OPEN, LISTEN, SPEAK, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError
 from quant.metrics import ChunkDecision
-
-PROTOCOL = ("<|listen|>", "<|speak|>", "<delegate>", "<unit>", "</unit>")
 
 Segment = str | np.ndarray  # text (special tokens parsed) or embedding rows (n, n_embd)
 
@@ -29,7 +28,7 @@ class ChunkRecord:
     index: int
     inputs: list[Segment]  # prefilled in order before the decision
     output: str = ""  # recorded output, forced after the decision (special tokens parsed)
-    close: str = "</unit>"  # fed after the output
+    close: str = UNIT_CLOSE  # fed after the output
     audio: np.ndarray | None = None  # the chunk's recorded 16 kHz audio, until an encoder turns it into a segment
     frame: np.ndarray | None = None  # the chunk's video frame (HxWx3 uint8), likewise
 
@@ -88,42 +87,47 @@ def stream_from_text(text: str, words_per_chunk: int = 6, max_chunks: int = 24) 
     for i in range(0, len(words), words_per_chunk):
         if len(chunks) == max_chunks:
             break
-        chunks.append(ChunkRecord(len(chunks), ["<unit>" + " ".join(words[i:i + words_per_chunk])]))
+        chunks.append(ChunkRecord(len(chunks), [UNIT_OPEN + " ".join(words[i:i + words_per_chunk])]))
     return ChunkStream("evaluation text (no journal given)", chunks)
 
 
-def missing_protocol(session: LlamaSession) -> list[str]:
-    return [p for p in PROTOCOL if session.token_id(p) is None]
+def single_id(llm: LlamaModel, text: str) -> int | None:
+    """The id of a special token such as `<unit>`, or None if the vocabulary has no single entry for it."""
+    ids = llm.tokenize(text, special=True)
+    return ids[0] if len(ids) == 1 else None
 
 
-def replay(session: LlamaSession, stream: ChunkStream) -> list[ChunkDecision]:
+def protocol_ids(llm: LlamaModel) -> TokenMap:
+    try:
+        return TokenMap.from_lookup(lambda s: llm.tokenize(s, special=True))
+    except TokenMapError as e:
+        raise ValueError(f"decision agreement needs the Realtime-Venus protocol tokens: {e}") from None
+
+
+def replay(llm: LlamaModel, stream: ChunkStream) -> list[ChunkDecision]:
     """Prefill each chunk, read the listen/speak decision, force the recorded output, watch for `<delegate>`."""
-    missing = missing_protocol(session)
-    if missing:
-        raise ValueError(f"the model's vocabulary has no single token for {', '.join(missing)}; "
-                         "decision agreement needs the Realtime-Venus protocol tokens")
-    listen, speak, delegate = (session.token_id(p) for p in PROTOCOL[:3])
-    session.reset()
+    tokens = protocol_ids(llm)
+    listen, speak, delegate = tokens.id(LISTEN), tokens.id(SPEAK), tokens.id(DELEGATE_OPEN)
+    llm.clear()
     decisions = []
     for chunk in stream.chunks:
         last = None
         for seg in chunk.inputs:
             if isinstance(seg, str):
-                ids = session.tokenize(seg, special=True)
+                ids = llm.tokenize(seg, special=True)
                 if ids:
-                    last = session.prefill(ids)[-1]
-            else:
-                last = session.prefill_embeddings(seg)[-1]
+                    last = llm.prefill_tokens(ids)
+            elif len(seg):
+                last = llm.prefill_embeddings(seg, want_logits=True)
         if last is None:
             raise ValueError(f"chunk {chunk.index} of {stream.source} has no input to prefill")
-        preds = [int(np.argmax(last))]
-        out_ids = session.tokenize(chunk.output, special=True) if chunk.output else []
-        if out_ids:
-            preds += [int(i) for i in session.prefill(out_ids, all_logits=True)[:-1].argmax(axis=-1)]
-        close_ids = session.tokenize(chunk.close, special=True) if chunk.close else []
-        if close_ids:
-            session.prefill(close_ids)
         margin = float(last[speak] - last[listen])
+        preds = [int(np.argmax(last))]  # read before the next decode overwrites the logits
+        out_ids = llm.tokenize(chunk.output, special=True) if chunk.output else []
+        if out_ids:
+            preds += [int(i) for i in llm.logits_all(out_ids)[:-1].argmax(axis=-1)]
+        close_ids = llm.tokenize(chunk.close, special=True) if chunk.close else []
+        llm.prefill_tokens(close_ids, want_logits=False)
         decisions.append(ChunkDecision("speak" if margin > 0 else "listen", delegate in preds, margin))
     return decisions
 

@@ -17,7 +17,7 @@ import llama_cpp as ll
 import numpy as np
 from tqdm import tqdm
 
-from quant.engine import LlamaSession
+from edge.backends.llama import LlamaModel
 
 _MAX_DIMS, _MAX_SRC, _MAX_OP_PARAMS, _MAX_NAME = 4, 10, 64, 64
 _GGML_TYPE_F32 = 0
@@ -109,15 +109,17 @@ def compute_imatrix(model: str | Path, text: str, chunk: int = 128, max_tokens: 
                     n_threads: int = 1, n_gpu_layers: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
     """Mean squared input activation per column of every layer weight, over the calibration text."""
     collector = _Collector()
-    with LlamaSession(model, n_ctx=max(chunk, 64), n_threads=n_threads, n_batch=chunk,
-                      n_gpu_layers=n_gpu_layers, cb_eval=collector.callback) as s:
+    if not Path(model).is_file():
+        raise FileNotFoundError(f"model file {model} does not exist")
+    with LlamaModel(Path(model), max(chunk, 64), n_threads, n_gpu_layers, n_batch=chunk,
+                    eval_callback=collector.callback) as s:
         tokens = s.tokenize(text)[:max_tokens]
         if len(tokens) < 16:
             raise ValueError(f"the calibration text gives only {len(tokens)} tokens; give at least 16")
         for start in tqdm(range(0, len(tokens), chunk), desc="imatrix", unit="chunk", disable=not progress,
                           file=sys.stderr, leave=False):
-            s.reset()
-            s.prefill(tokens[start:start + chunk])
+            s.clear()
+            s.prefill_tokens(tokens[start:start + chunk])
             if collector.error:
                 raise collector.error
     if not collector.sums:

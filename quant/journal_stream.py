@@ -15,14 +15,17 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.protocol.strip import strip_protocol_tokens
+from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, DELEGATE_CLOSE, DELEGATE_OPEN, LISTEN,
+                                  SPEAK, TURN_EOS, UNIT_OPEN)
 from quant.chunks import ChunkRecord, ChunkStream
 
 
 def _output(control: str, text: str, spans: list[str], turn_end: bool) -> str:
-    body = "".join(f"<delegate>{s}</delegate>" for s in spans)
+    body = "".join(f"{DELEGATE_OPEN}{s}{DELEGATE_CLOSE}" for s in spans)
     if control == "speak":
-        return "<|speak|>" + text + body + ("<|turn_eos|>" if turn_end else "<|chunk_eos|>")
-    return body + "<|listen|>"
+        return SPEAK + text + body + (TURN_EOS if turn_end else CHUNK_EOS)
+    return body + LISTEN
 
 
 def _frames_per_chunk(frames: list[tuple[int, np.ndarray]], spans_ns: dict[int, tuple[int, int]]
@@ -77,8 +80,9 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     chunks = []
     for index in sorted(decisions)[:max_chunks]:
         d = decisions[index]
-        inputs = [f"<backend>{t}</backend>" for t in backend_before.get(index, [])]
-        inputs.append("<unit>" + (d.user_text or ""))
+        # Outside text is stripped as the runtime strips it: the stream is tokenized with special tokens parsed.
+        inputs = [f"{BACKEND_OPEN}{strip_protocol_tokens(t)}{BACKEND_CLOSE}" for t in backend_before.get(index, [])]
+        inputs.append(UNIT_OPEN + strip_protocol_tokens(d.user_text or ""))
         chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end),
                                   audio=audio.get(index), frame=frame_of.get(index)))
     return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)

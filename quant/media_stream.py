@@ -1,14 +1,22 @@
 """Recorded media of a chunk stream turned into the embedding segments the LLM is prefilled with.
 
-Per chunk, in the reference order: `<unit>` (and the heard text), `<image>` +
-the frame's vision embeddings + `</image>`, then the audio embeddings. Each
-encoder runs once over the stream in chunk order (the audio encoder carries
-its streaming cache from chunk to chunk).
+The encoders are the runtime's own (edge/frontend/venus/encoders.py: kernels/logmel.py's
+log-mel with the runtime's chunk padding, the streaming audio cache and its reset,
+kernels/image.py's slicing), built from the checkpoint config as the Venus
+frontend builds them and run on onnxruntime's CPU provider: a sweep measures the
+embeddings the device computes. Per chunk, in the runtime's order: `<unit>` (and
+the heard text), `<image>` + every slice's embeddings + `</image>`, then the audio
+embeddings. Each encoder runs once over the stream in chunk order.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from edge.backends.onnx import OnnxGraph
+from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
+from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkRecord, ChunkStream, Segment
 
 BEST_FIRST = ("fp32", "fp16", "int8")
@@ -27,31 +35,70 @@ def llm_width(gguf_path: Path) -> int:
     return int(r.fields[f"{arch}.embedding_length"].contents())
 
 
-def embed_media(stream: ChunkStream, width: int, audio: Path | None = None, vision: Path | None = None,
-                threads: int = 1) -> ChunkStream:
-    """A copy of the stream with recorded audio and frames as embedding segments after each `<unit>`."""
-    from quant.audio_embed import AudioEmbedder
-    from quant.vision_embed import VisionEmbedder
+class _Recording:
+    """A graph runner that keeps every feed the encoder gives it (the inputs of an INT8 calibration)."""
 
+    def __init__(self, graph: OnnxGraph, into: list[dict[str, np.ndarray]]) -> None:
+        self.graph, self.into, self.input_shapes = graph, into, graph.input_shapes
+
+    def __call__(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self.into.append({k: np.array(v) for k, v in feed.items()})
+        return self.graph(feed)
+
+
+def _runner(graph: Path, threads: int, record: list | None):
+    g = OnnxGraph(graph, "cpu", threads)
+    return g if record is None else _Recording(g, record)
+
+
+def audio_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None) -> AudioEncoder:
+    """The runtime's streaming audio encoder over `graph`; `config` is the checkpoint's config.json. With
+    `record`, every feed it gives the graph is appended there."""
+    run = _runner(graph, threads, record)
+    ac = config.get("audio_config") or {}
+    return AudioEncoder(run, run.input_shapes, max_positions=int(ac.get("max_source_positions", 1500)))
+
+
+def vision_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None) -> VisionEncoder:
+    """The runtime's vision encoder (every slice of a frame) over `graph`."""
+    vc = config.get("vision_config") or {}
+    return VisionEncoder(_runner(graph, threads, record), int(config.get("scale_resolution", 448)),
+                         int(config.get("patch_size", 14)), int(config.get("max_slice_nums", 9)),
+                         int(vc.get("image_size", 980)))
+
+
+def _not_embedded(stream: ChunkStream, why: str) -> ChunkStream:
+    return ChunkStream(stream.source + f"; media not embedded ({why})", stream.chunks)
+
+
+def embed_media(stream: ChunkStream, width: int, audio: Path | None = None, vision: Path | None = None,
+                config: dict | None = None, threads: int = 1) -> ChunkStream:
+    """A copy of the stream with recorded audio and frames as embedding segments after each `<unit>`."""
+    config = config or {}
     has_audio = audio is not None and any(c.audio is not None and len(c.audio) for c in stream.chunks)
     has_frames = vision is not None and any(c.frame is not None for c in stream.chunks)
     if not (has_audio or has_frames):
         return stream
-    a_enc = AudioEmbedder(audio, threads) if has_audio else None
-    v_enc = VisionEmbedder(vision, threads) if has_frames else None
+    try:
+        a_enc = audio_encoder(audio, config, threads) if has_audio else None
+        v_enc = vision_encoder(vision, config, threads) if has_frames else None
+    except (ValueError, RuntimeError) as e:  # a graph the runtime could not run either
+        return _not_embedded(stream, str(e))
     chunks = []
     for c in stream.chunks:
         media: list[Segment] = []
-        if v_enc is not None and c.frame is not None:
-            media += ["<image>", v_enc(c.frame), "</image>"]
-        if a_enc is not None and c.audio is not None and len(c.audio):
-            media.append(a_enc(c.audio))
+        try:
+            if v_enc is not None and c.frame is not None:
+                media += [IMAGE_OPEN, v_enc.encode(c.frame), IMAGE_CLOSE]
+            if a_enc is not None and c.audio is not None and len(c.audio):
+                media.append(a_enc.encode(c.audio))
+        except (ValueError, RuntimeError) as e:
+            return _not_embedded(stream, f"chunk {c.index}: {e}")
         for seg in media:
             if not isinstance(seg, str) and seg.shape[-1] != width:
-                return ChunkStream(stream.source + f"; media not embedded (an encoder gives width {seg.shape[-1]}, "
-                                   f"the LLM {width})", stream.chunks)
+                return _not_embedded(stream, f"an encoder gives width {seg.shape[-1]}, the LLM {width}")
         inputs = list(c.inputs)
-        at = next((j + 1 for j, s in enumerate(inputs) if isinstance(s, str) and s.startswith("<unit>")), len(inputs))
+        at = next((j + 1 for j, s in enumerate(inputs) if isinstance(s, str) and s.startswith(UNIT_OPEN)), len(inputs))
         inputs[at:at] = media
         chunks.append(ChunkRecord(c.index, inputs, c.output, c.close, c.audio, c.frame))
     used = [p.name for p, on in ((audio, has_audio), (vision, has_frames)) if on and p is not None]

@@ -13,9 +13,7 @@ from pathlib import Path
 
 from gguf import GGUFReader
 
-# llama_ftype values written in general.file_type, for the precisions a reference can have.
-_FILE_TYPES = {0: "F32", 1: "F16", 32: "BF16", 7: "Q8_0", 18: "Q6_K", 17: "Q5_K_M", 15: "Q4_K_M", 30: "IQ4_XS"}
-_RANK = ["F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS"]
+from export.gguf_types import TYPES, by_ftype
 
 
 class SourceError(ValueError):
@@ -30,6 +28,7 @@ class Source:
     reference_type: str  # its precision, e.g. "F16"
     fingerprint: str  # identifies the input, so a resumed sweep refuses a different one
     encoders: dict[str, dict[str, Path]] = field(default_factory=dict)  # part -> precision -> ONNX file
+    config: dict = field(default_factory=dict)  # the checkpoint's config.json, which sizes the runtime's encoders
 
 
 def gguf_info(path: Path) -> tuple[str, str]:
@@ -43,7 +42,10 @@ def gguf_info(path: Path) -> tuple[str, str]:
         return None if f is None else f.contents()
     arch = field_value("general.architecture") or "?"
     ftype = field_value("general.file_type")
-    return str(arch), _FILE_TYPES.get(int(ftype), f"ftype {ftype}") if ftype is not None else "F32"
+    if ftype is None:
+        return str(arch), "F32"
+    t = by_ftype(int(ftype))
+    return str(arch), t.name if t is not None else f"ftype {ftype}"
 
 
 def _fingerprint(path: Path) -> str:
@@ -67,13 +69,27 @@ def _from_gguf(path: Path, kind: str, given: Path) -> Source:
     return Source(kind, given, path, ptype, _fingerprint(path))
 
 
-def _manifest_parts(bundle: Path) -> list[dict]:
+def _manifest(bundle: Path) -> dict:
     try:
-        manifest = json.loads((bundle / "manifest.json").read_text())
+        return json.loads((bundle / "manifest.json").read_text())
     except json.JSONDecodeError as e:
         raise SourceError(f"{bundle / 'manifest.json'} is not valid JSON (line {e.lineno})") from None
+
+
+def _manifest_parts(bundle: Path) -> list[dict]:
+    manifest = _manifest(bundle)
     # "cache" holds parts kept out of the bundle proper, such as the F16 base a quantized LLM came from
     return [p for p in manifest.get("parts", []) + manifest.get("cache", []) if isinstance(p, dict)]
+
+
+def _config(ckpt: str | Path) -> dict:
+    """A checkpoint's config.json, or {} (the runtime then sizes its encoders by MiniCPM-o's defaults, as here)."""
+    if not str(ckpt):
+        return {}
+    try:
+        return json.loads((Path(ckpt) / "config.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _bundle_llm(bundle: Path) -> Path:
@@ -86,7 +102,8 @@ def _bundle_llm(bundle: Path) -> Path:
                     ranked.append((bundle / rel, str(part.get("precision", ""))))
     if not ranked:
         raise SourceError(f"bundle {bundle} lists no LLM GGUF that is present; rebuild it with venus-export build")
-    return min(ranked, key=lambda fp: _RANK.index(fp[1]) if fp[1] in _RANK else len(_RANK))[0]
+    order = list(TYPES)  # highest precision first
+    return min(ranked, key=lambda fp: order.index(fp[1]) if fp[1] in TYPES else len(order))[0]
 
 
 def _encoder_role(part: dict) -> str | None:
@@ -122,6 +139,8 @@ def resolve(path: str | Path, work_dir: Path, progress: bool = True) -> Source:
     if (given / "manifest.json").is_file():
         src = _from_gguf(_bundle_llm(given), "bundle", given)
         src.encoders = _bundle_encoders(given)
+        # the runtime reads the config where the manifest says the checkpoint is (edge/bundle/reader.py)
+        src.config = _config(str((_manifest(given).get("source") or {}).get("path", "")))
         return src
     if (given / "config.json").is_file():
         return _from_checkpoint(given, work_dir, progress)
@@ -146,6 +165,7 @@ def _from_checkpoint(ckpt: Path, work_dir: Path, progress: bool) -> Source:
         stamp.write_text(fp)
     src = _from_gguf(ref, "checkpoint", ckpt)
     src.fingerprint = fp
+    src.config = _config(ckpt)
     return src
 
 

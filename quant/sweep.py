@@ -11,19 +11,18 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from edge.backends.llama import LlamaError, LlamaVocab
+from export.errors import ExportError
+from export.gguf_types import TYPES, GgufType, gguf_type, parse_types
+from export.quantize import quantize
 from quant.chunks import ChunkStream, stream_from_text, stream_positions
-from quant.engine import Vocab
 from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
-from quant.quantize import quantize
 from quant.source import Source, checkpoint_encoders, resolve
 from quant.state import SweepError, SweepState, row_key
 from quant.texts import CALIB_TEXT, EVAL_TEXT
-from quant.types import GgufType, gguf_type, parse_types
 from quant.worker import Job
 
 IMATRIX_MODES = ("off", "on", "both")
-_HIGH_PRECISION = {"F32", "F16", "BF16"}
-_IGNORES_IMATRIX = _HIGH_PRECISION | {"Q8_0"}  # llama.cpp quantizes these without looking at an imatrix
 
 
 @dataclass
@@ -55,7 +54,7 @@ def _sha(text: str) -> str:
 
 def _variants(t: GgufType, mode: str) -> list[bool]:
     """Which imatrix settings to measure for one type."""
-    if t.name in _IGNORES_IMATRIX:
+    if t.imatrix == "ignored":  # llama.cpp quantizes these without looking at an imatrix
         return [False]
     if t.needs_imatrix:
         return [True]
@@ -74,7 +73,7 @@ def _load_stream(opts: SweepOptions, src: Source) -> tuple[ChunkStream, ChunkStr
     audio, vision = best_graph(src.encoders.get("audio", {})), best_graph(src.encoders.get("vision", {}))
     if audio is None and vision is None:
         return raw, raw
-    return raw, embed_media(raw, llm_width(src.reference), audio, vision, opts.n_threads)
+    return raw, embed_media(raw, llm_width(src.reference), audio, vision, src.config, opts.n_threads)
 
 
 class Sweep:
@@ -112,7 +111,11 @@ class Sweep:
 
     def _context_size(self) -> int:
         """--ctx, or more when the evaluation text or the replayed stream needs it (multiples of 256)."""
-        with Vocab(self.src.reference) as v:
+        try:
+            vocab = LlamaVocab(self.src.reference)
+        except LlamaError as e:
+            raise SweepError(str(e)) from None
+        with vocab as v:
             need = max(stream_positions(v.tokenize, self.stream),
                        min(len(v.tokenize(self.opts.text)), self.opts.max_tokens) + self.opts.decode_tokens + 1)
         return max(self.opts.n_ctx, -(-need // 256) * 256)
@@ -170,8 +173,8 @@ class Sweep:
         return {"type": t.name, "imatrix": imx, "status": "failed", "error": why}
 
     def _run_reference(self) -> None:
-        t = gguf_type(self.src.reference_type) if self.src.reference_type in ("F32", "F16", "BF16", "Q8_0") else None
-        if t is None:
+        t = gguf_type(self.src.reference_type) if self.src.reference_type in TYPES else None
+        if t is None or t.bpw < TYPES["Q8_0"].bpw:
             raise SweepError(f"the reference {self.src.reference.name} is {self.src.reference_type}; "
                              "a sweep needs an F32, F16, BF16 or Q8_0 reference")
         key = row_key(t.name, False)
@@ -186,8 +189,8 @@ class Sweep:
         self.state.add(row)
 
     def _run_type(self, t: GgufType, imx: bool, bar) -> None:
-        ref_rank = gguf_type(self.src.reference_type).nominal_bpw
-        if t.nominal_bpw > ref_rank:
+        ref_rank = gguf_type(self.src.reference_type).bpw
+        if t.bpw > ref_rank:
             self.state.add({"type": t.name, "imatrix": imx, "status": "skipped",
                             "error": f"higher precision than the reference ({self.src.reference_type})"})
             return
@@ -199,7 +202,7 @@ class Sweep:
                     bar.set_postfix_str("computing the importance matrix")
                 imatrix = self.imatrix() if imx else None
                 quantize(self.src.reference, dst, t, nthread=self.opts.n_threads, imatrix=imatrix)
-        except (ValueError, RuntimeError) as e:
+        except (ValueError, RuntimeError, ExportError) as e:
             self.state.add({"type": t.name, "imatrix": imx, "status": "failed", "error": str(e)})
             return
         bar.set_postfix_str(f"{row_key(t.name, imx)}: measuring")

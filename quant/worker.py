@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.backends.llama import LlamaError, LlamaModel
 from quant.chunks import ChunkStream, replay
-from quant.engine import LlamaSession, peak_rss_mb
 from quant.metrics import ChunkDecision, compare_distributions, decision_agreement, log_softmax, perplexity
 
 
@@ -42,39 +42,63 @@ def _decisions_json(ds: list[ChunkDecision]) -> list[dict]:
     return [asdict(d) for d in ds]
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (VmHWM), in MB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def greedy(llm: LlamaModel, first: int, n: int) -> None:
+    """Decode n tokens greedily, one llama_decode each, through the runtime's own decode step."""
+    tok = first
+    for _ in range(n):
+        logits, _ = llm.step(tok, copy=False)
+        tok = int(np.argmax(logits))
+
+
 def measure(job: Job) -> dict:
     ref_dir = Path(job.ref_dir)
+    if not Path(job.model).is_file():
+        raise FileNotFoundError(f"model file {job.model} does not exist")
     rss0 = peak_rss_mb()
-    session = LlamaSession(job.model, n_ctx=job.n_ctx, n_threads=job.n_threads, n_gpu_layers=job.n_gpu_layers,
-                           use_mmap=job.use_mmap)
-    import llama_cpp as ll
-
+    t0 = time.perf_counter()
+    # flash attention fixed off, so that speeds of different precisions compare like for like
+    llm = LlamaModel(Path(job.model), job.n_ctx, job.n_threads, job.n_gpu_layers, flash_attn=False,
+                     use_mmap=job.use_mmap)
     row: dict = {"type": job.type, "imatrix": job.imatrix, "file": job.model,
                  "size_mb": Path(job.model).stat().st_size / 1e6,
-                 "bpw": Path(job.model).stat().st_size * 8 / max(ll.llama_model_n_params(session.model), 1),
-                 "load_s": session.load_s}
+                 "bpw": Path(job.model).stat().st_size * 8 / max(llm.n_params, 1),
+                 "load_s": time.perf_counter() - t0}
     try:
         if job.role == "reference":
-            tokens = session.tokenize(job.text)[: job.max_tokens]
+            tokens = llm.tokenize(job.text)[: job.max_tokens]
             if len(tokens) < 16:
                 raise ValueError(f"the evaluation text gives only {len(tokens)} tokens; give at least 16")
             (ref_dir / "tokens.json").write_text(json.dumps(tokens))
         else:
             tokens = json.loads((ref_dir / "tokens.json").read_text())
-        if len(tokens) + job.decode_tokens > session.n_ctx:
-            raise ValueError(f"{len(tokens)} evaluation tokens do not fit a context of {session.n_ctx}; raise --ctx")
+        if len(tokens) + job.decode_tokens > llm.n_ctx:
+            fix = "raise --ctx" if llm.n_ctx >= job.n_ctx else "the model was trained on no more; lower --max-tokens"
+            raise ValueError(f"{len(tokens)} evaluation tokens do not fit a context of {llm.n_ctx}; {fix}")
 
         # best of `repeats`: on a shared machine the fastest run is the one least disturbed by others
         prefill_s, decode_s = [], []
         for _ in range(max(job.repeats, 1)):
-            session.reset()
+            llm.clear()
             t0 = time.perf_counter()
-            session.prefill(tokens)
+            llm.prefill_tokens(tokens)
             prefill_s.append(time.perf_counter() - t0)
-            session.reset()
-            session.prefill(tokens[:16])
+            llm.clear()
+            llm.prefill_tokens(tokens[:16], want_logits=False)
             t0 = time.perf_counter()
-            session.greedy(job.decode_tokens, tokens[16])
+            greedy(llm, tokens[16], job.decode_tokens)
             decode_s.append(time.perf_counter() - t0)
         row["prefill_tps"] = len(tokens) / min(prefill_s)
         row["decode_tps"] = job.decode_tokens / min(decode_s)
@@ -83,8 +107,8 @@ def measure(job: Job) -> dict:
         if job.stream:
             stream = ChunkStream.load(Path(job.stream))
             try:
-                decisions = replay(session, stream)
-            except ValueError as e:  # no protocol tokens, or the stream does not fit
+                decisions = replay(llm, stream)
+            except (ValueError, LlamaError) as e:  # no protocol tokens, or the stream does not fit
                 row["decision_note"] = str(e)
             else:
                 row["n_chunks"] = len(decisions)
@@ -101,8 +125,8 @@ def measure(job: Job) -> dict:
         row["peak_mb"] = peak_rss_mb()
         row["peak_delta_mb"] = row["peak_mb"] - rss0
 
-        session.reset()
-        logits = session.prefill(tokens, all_logits=True)
+        llm.clear()
+        logits = llm.logits_all(tokens)
         row["ppl"] = perplexity(logits, tokens)
         row["n_eval_tokens"] = len(tokens)
         if job.role == "reference":
@@ -113,7 +137,7 @@ def measure(job: Job) -> dict:
             row.update(kl_mean=stats.kl_mean, kl_p99=stats.kl_p99, kl_max=stats.kl_max, top1=stats.top1)
         del logits
     finally:
-        session.close()
+        llm.close()
     row["status"] = "ok"
     return row
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 
-def _lib():
+def library():
+    """llama_cpp with llama.cpp's own logging off (its lines would drown progress bars and reports)."""
     import llama_cpp
     from llama_cpp._logger import set_verbose
 
@@ -35,14 +36,57 @@ def kv_ggml_type(ll, kv_type: str) -> int:
     return int(getattr(ll, KV_TYPES[kv_type]))
 
 
+def _tokenize(ll, vocab, text: str, special: bool) -> list[int]:
+    raw = text.encode("utf-8")
+    buf = (ll.llama_token * (len(raw) + 8))()  # never more ids than bytes (no BOS/EOS are added)
+    n = ll.llama_tokenize(vocab, raw, len(raw), buf, len(buf), False, special)
+    if n < 0:
+        raise LlamaError(f"llama.cpp could not tokenize a {len(raw)}-byte text")
+    return list(buf[:n])
+
+
+class LlamaVocab:
+    """A GGUF's vocabulary alone (no weights, no context): counting tokens before a context is sized."""
+
+    def __init__(self, path: Path) -> None:
+        ll = self.ll = library()
+        ll.llama_backend_init()
+        mp = ll.llama_model_default_params()
+        mp.vocab_only = True
+        self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
+        if not self.model:
+            raise LlamaError(f"llama.cpp could not read the vocabulary of {Path(path).name}.")
+        self.vocab = ll.llama_model_get_vocab(self.model)
+
+    def tokenize(self, text: str, special: bool = False) -> list[int]:
+        return _tokenize(self.ll, self.vocab, text, special)
+
+    def close(self) -> None:
+        if getattr(self, "model", None):
+            self.ll.llama_model_free(self.model)
+            self.model = None
+
+    def __enter__(self) -> "LlamaVocab":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 class LlamaModel:
+    """One model and one context. `use_mmap` False reads the weights at load, not during the first decodes;
+    `eval_callback` (a ggml_backend_sched_eval_callback, kept alive by the caller) sees every node a decode
+    computes."""
+
     def __init__(self, path: Path, n_ctx: int, threads: int = 1, n_gpu_layers: int = 0, flash_attn: bool = False,
-                 has_vocab: bool = True, n_batch: int = 512, kv_type: str = "f16") -> None:
-        ll = self.ll = _lib()
+                 has_vocab: bool = True, n_batch: int = 512, kv_type: str = "f16", use_mmap: bool = True,
+                 eval_callback=None) -> None:
+        ll = self.ll = library()
         kv = kv_ggml_type(ll, kv_type)  # a bad name is refused before anything loads
         ll.llama_backend_init()
         mp = ll.llama_model_default_params()
         mp.n_gpu_layers = n_gpu_layers
+        mp.use_mmap = use_mmap
         self.model = ll.llama_model_load_from_file(str(path).encode(), mp)
         if not self.model:
             raise LlamaError(f"llama.cpp could not load {path.name}; the file is not a GGUF this llama.cpp reads.")
@@ -59,6 +103,8 @@ class LlamaModel:
         # llama.cpp keeps a quantized V cache only with flash attention, so a quantized cache turns it on
         flash_attn = flash_attn or kv_type != "f16"
         cp.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        if eval_callback is not None:
+            cp.cb_eval = eval_callback
         self.ctx = ll.llama_init_from_model(self.model, cp)
         if not self.ctx:
             ll.llama_model_free(self.model)
@@ -71,6 +117,7 @@ class LlamaModel:
         self.has_vocab = has_vocab
         self.n_vocab = int(ll.llama_vocab_n_tokens(self.vocab))
         self.n_embd = int(ll.llama_model_n_embd(self.model))
+        self.n_params = int(ll.llama_model_n_params(self.model))
         self.mem = ll.llama_get_memory(self.ctx)
         self.n_past = 0
         self._pieces: dict[int, bytes] = {}
@@ -146,39 +193,59 @@ class LlamaModel:
         self.n_past += 1
         return self.logits(0, copy), (self.hidden(0) if hidden else None)
 
+    def _prefill(self, rows, outputs: str, collect: bool = False) -> tuple[int, list[np.ndarray]]:
+        """Decode token ids (a list) or input embeddings ((n, n_embd) float32) in batches of n_batch.
+
+        `outputs` "last", "all" or "none"; returns the size of the last batch and, with `collect`, a copy of
+        every batch's logits. Token ids and embeddings never share a batch."""
+        embd = isinstance(rows, np.ndarray) and rows.ndim == 2
+        b = self._emb if embd else self._tok
+        self._embeddings(False)
+        n, got = 0, []
+        for start in range(0, len(rows), self.n_batch):
+            part = rows[start:start + self.n_batch]
+            if embd:
+                ctypes.memmove(b.embd, part.ctypes.data, part.nbytes)
+            else:
+                for i, t in enumerate(part):
+                    b.token[i] = int(t)
+            n = len(part)
+            last = start + n == len(rows)
+            self._run(b, n, outputs if outputs == "all" or last else "none")
+            if collect:
+                got.append(np.ctypeslib.as_array(self.ll.llama_get_logits(self.ctx), shape=(n, self.n_vocab)).copy())
+        return n, got
+
+    def _checked(self, embd: np.ndarray) -> np.ndarray:
+        embd = np.ascontiguousarray(embd, dtype=np.float32)
+        if embd.ndim != 2 or embd.shape[1] != self.n_embd:
+            raise LlamaError(f"embedding input must be (n, {self.n_embd}); got {list(embd.shape)}")
+        return embd
+
     def prefill_tokens(self, tokens: list[int], want_logits: bool = True) -> np.ndarray | None:
         """Decode token ids in batches of n_batch; the logits after the last one (a view, or None)."""
         if not tokens:
             return None
-        self._embeddings(False)
-        b = self._tok
-        n = 0
-        for start in range(0, len(tokens), self.n_batch):
-            part = tokens[start:start + self.n_batch]
-            for i, t in enumerate(part):
-                b.token[i] = int(t)
-            n = len(part)
-            last = start + n == len(tokens)
-            self._run(b, n, "last" if (last and want_logits) else "none")
+        n, _ = self._prefill(tokens, "last" if want_logits else "none")
         return self.logits(n - 1, copy=False) if want_logits else None
 
     def prefill_embeddings(self, embd: np.ndarray, want_logits: bool = False) -> np.ndarray | None:
         """Decode rows of input embeddings (n, n_embd); token ids and embeddings never share a batch."""
-        embd = np.ascontiguousarray(embd, dtype=np.float32)
-        if embd.ndim != 2 or embd.shape[1] != self.n_embd:
-            raise LlamaError(f"embedding input must be (n, {self.n_embd}); got {list(embd.shape)}")
+        embd = self._checked(embd)
         if len(embd) == 0:
             return None
-        self._embeddings(False)
-        b = self._emb
-        n = 0
-        for start in range(0, len(embd), self.n_batch):
-            part = embd[start:start + self.n_batch]
-            ctypes.memmove(b.embd, part.ctypes.data, part.nbytes)
-            n = len(part)
-            last = start + n == len(embd)
-            self._run(b, n, "last" if (last and want_logits) else "none")
+        n, _ = self._prefill(embd, "last" if want_logits else "none")
         return self.logits(n - 1, copy=False) if want_logits else None
+
+    def logits_all(self, rows: list[int] | np.ndarray) -> np.ndarray:
+        """Decode token ids, or input embeddings (n, n_embd), at n_past: the logits after every row, (n, n_vocab).
+
+        For measuring a model (perplexity, agreement with a reference); the chunk loop needs only the last row."""
+        if isinstance(rows, np.ndarray) and rows.ndim == 2:
+            rows = self._checked(rows)
+        if len(rows) == 0:
+            return np.empty((0, self.n_vocab), np.float32)
+        return np.concatenate(self._prefill(rows, "all", collect=True)[1])
 
     # --- KV cache ------------------------------------------------------------------------------
     def can_shift(self) -> bool:
@@ -210,12 +277,7 @@ class LlamaModel:
     def tokenize(self, text: str, special: bool = False) -> list[int]:
         if not self.has_vocab:
             raise LlamaError("this model has no text vocabulary, so it cannot tokenize")
-        raw = text.encode("utf-8")
-        buf = (self.ll.llama_token * (len(raw) + 8))()
-        n = self.ll.llama_tokenize(self.vocab, raw, len(raw), buf, len(buf), False, special)
-        if n < 0:
-            raise LlamaError(f"llama.cpp could not tokenize a {len(raw)}-byte text")
-        return list(buf[:n])
+        return _tokenize(self.ll, self.vocab, text, special)
 
     def piece(self, token: int) -> bytes:
         """The visible bytes of a token ('' for control tokens), memoised."""
@@ -233,6 +295,12 @@ class LlamaModel:
             buf = ctypes.create_string_buffer(-n)
             n = self.ll.llama_token_to_piece(self.vocab, int(token), buf, -n, 0, False)
         return buf.raw[:max(n, 0)]
+
+    def __enter__(self) -> "LlamaModel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def close(self) -> None:
         ll = self.ll

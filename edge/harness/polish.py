@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from edge.protocol.spans import strip_protocol_tokens
+from edge.protocol.strip import strip_protocol_tokens
 
 MAX_SENTENCES = 3
 MAX_CHARS = 400

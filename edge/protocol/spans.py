@@ -1,11 +1,11 @@
-"""Delegate spans read from token ids (never from decoded text), and protocol-token stripping.
+"""Delegate spans read from token ids (never from decoded text).
 
-Rules: a span opens on `<delegate>` and closes on `</delegate>` or `<|turn_eos|>`;
-a nested `<delegate>` voids it; at most one span per model turn; at most
-`max_chars` characters. The parser is a streaming state machine: feed one
-token id at a time, as the frontend decodes them:
+Rules (docs/protocol.md, "Delegate spans"): a span opens on `<delegate>` and
+closes on `</delegate>` or `<|turn_eos|>`; a nested `<delegate>` voids it; at
+most one span per model turn; at most `max_chars` characters. The parser is a
+streaming state machine: feed one token id at a time, as the frontend decodes them:
 
-    parser = DelegateParser(TokenMap.from_llama(llm), lambda t: llm.detokenize([t], special=False))
+    parser = DelegateParser(TokenMap.from_lookup(lambda s: llm.tokenize(s, special=True)), llm.piece)
     for tok in decoded_ids:
         step = parser.feed(tok, chunk.t_start_ns)
         speech += step.visible           # words to speak, spans and protocol tokens removed
@@ -14,8 +14,6 @@ token id at a time, as the frontend decodes them:
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Callable
 
@@ -119,23 +117,3 @@ class DelegateParser:
             if s.voided:
                 voided.append(s.voided)
         return bytes(visible), spans, voided
-
-
-# Protocol tokens written as text, with any spacing or case, plus any `<|...|>` special-token form.
-_TAG = re.compile(r"<\s*/?\s*(?:delegate|backend|unit|image)\s*>", re.IGNORECASE)
-_SPECIAL = re.compile(r"<\s*\|[^<>|\n]{0,40}\|\s*>")
-
-
-def strip_protocol_tokens(text: str) -> str:
-    """Remove every protocol token from text, so a tool result can never open or close a span.
-
-    Look-alikes are folded first (full-width brackets, zero-width characters), and
-    removal repeats until nothing changes ("<dele<backend>gate>" cannot reassemble).
-    """
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    while True:
-        out = _SPECIAL.sub("", _TAG.sub("", text))
-        if out == text:
-            return out
-        text = out

@@ -1,4 +1,5 @@
-"""The 12 protocol tokens of the delegation channel, and their ids in a model's vocabulary."""
+"""The 12 protocol tokens of the chunk loop and the delegation channel (docs/protocol.md), and their ids in a
+model's vocabulary."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,8 +58,3 @@ class TokenMap:
                                     "delegation channel's control tokens")
             ids[t] = got[0]
         return cls(ids)
-
-    @classmethod
-    def from_llama(cls, llama: object) -> "TokenMap":
-        """From a llama_cpp.Llama: protocol tokens are control tokens, parsed with special=True."""
-        return cls.from_lookup(lambda s: list(llama.tokenize(s.encode(), add_bos=False, special=True)))  # type: ignore[attr-defined]

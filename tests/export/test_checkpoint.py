@@ -11,10 +11,11 @@ import pytest
 from safetensors.torch import load_file, save_file
 from tokenizers import Tokenizer
 
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.llm_gguf import convert_llm
-from export.tokens import MINICPMO_SPECIALS, PROTOCOL_TOKENS
+from export.tokens import MINICPMO_SPECIALS
 from export.tts_gguf import convert_tts
 
 

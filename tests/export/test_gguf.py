@@ -9,58 +9,78 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
+from edge.backends.llama import LlamaModel
+from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
-from export.llama_run import LlamaRunner
 from export.llm_reference import compare_logits, qwen3_logits, tts_logits
-from export.tokens import MINICPMO_SPECIALS, PROTOCOL_TOKENS
+from export.tokens import MINICPMO_SPECIALS
 from export.transforms import fold_weight_norm
 
 TEXT = "Hello world, check the weather for today. Call my friend at 1234!"
 
 
+def gguf(path: Path, **kw) -> LlamaModel:
+    return LlamaModel(path, 256, 1, **kw)
+
+
+def logits(m: LlamaModel, rows) -> np.ndarray:
+    """Logits after every token (or embedding row) of a fresh sequence."""
+    m.clear()
+    return m.logits_all(rows)
+
+
+def greedy(m: LlamaModel, prompt: list[int], n: int) -> list[int]:
+    m.clear()
+    last, out = m.prefill_tokens(prompt), []
+    for _ in range(n):
+        out.append(int(np.argmax(last)))
+        last, _ = m.step(out[-1])
+    return out
+
+
 @pytest.fixture(scope="module")
 def llm(audio_bundle: Path):
-    with LlamaRunner(audio_bundle / "llm" / "llm-F16.gguf", n_threads=1) as m:
+    with gguf(audio_bundle / "llm" / "llm-F16.gguf") as m:
         yield m
 
 
-def test_llm_generates(llm: LlamaRunner):
-    prompt = llm.tokenize(TEXT, parse_special=False)
-    out = llm.greedy(prompt, 8)
+def test_llm_generates(llm: LlamaModel):
+    prompt = llm.tokenize(TEXT)
+    out = greedy(llm, prompt, 8)
     assert len(out) == 8 and all(0 <= t < llm.n_vocab for t in out)
-    assert llm.greedy(prompt, 8) == out  # greedy decoding after a cache reset is deterministic
+    assert greedy(llm, prompt, 8) == out  # greedy decoding after a cache reset is deterministic
 
 
-def test_protocol_tokens_are_control_tokens(llm: LlamaRunner, tiny_audio: Path):
+def test_protocol_tokens_are_control_tokens(llm: LlamaModel, tiny_audio: Path):
     hf = Tokenizer.from_file(str(tiny_audio / "tokenizer.json"))
     for tok in PROTOCOL_TOKENS + ("<|im_start|>", "<|im_end|>", "<|tts_bos|>", "<|audio_start|>"):
-        ids = llm.tokenize(tok, parse_special=True)
+        ids = llm.tokenize(tok, special=True)
         assert ids == [hf.token_to_id(tok)], tok
-        assert len(llm.tokenize(tok, parse_special=False)) > 1, tok  # plain text cannot inject the token
+        assert len(llm.tokenize(tok)) > 1, tok  # plain text cannot inject the token
     assert set(MINICPMO_SPECIALS) >= {"<|im_start|>", "<|im_end|>"}
 
 
-def test_tokenization_matches_the_checkpoint_tokenizer(llm: LlamaRunner, tiny_audio: Path):
+def test_tokenization_matches_the_checkpoint_tokenizer(llm: LlamaModel, tiny_audio: Path):
     hf = Tokenizer.from_file(str(tiny_audio / "tokenizer.json"))
     text = f"<|im_start|>user\n{TEXT}<|im_end|>\n<delegate>find it</delegate>"
-    assert llm.tokenize(text, parse_special=True) == hf.encode(text, add_special_tokens=False).ids
+    assert llm.tokenize(text, special=True) == hf.encode(text, add_special_tokens=False).ids
 
 
-def test_llm_f16_matches_the_torch_reference(llm: LlamaRunner, tiny_audio: Path):
+def test_llm_f16_matches_the_torch_reference(llm: LlamaModel, tiny_audio: Path):
     r = CheckpointReader(tiny_audio)
-    ids = llm.tokenize(TEXT, parse_special=False)
-    cmp = compare_logits(qwen3_logits(r.get, r.config, ids), llm.logits(ids))
+    ids = llm.tokenize(TEXT)
+    cmp = compare_logits(qwen3_logits(r.get, r.config, ids), logits(llm, ids))
     assert cmp["kl"] < 1e-3 and cmp["top1"] >= 0.95, cmp
 
 
-def test_quantized_outputs_degrade_in_order(audio_bundle: Path, tiny_audio: Path, llm: LlamaRunner):
+def test_quantized_outputs_degrade_in_order(audio_bundle: Path, tiny_audio: Path, llm: LlamaModel):
     r = CheckpointReader(tiny_audio)
-    ids = llm.tokenize(TEXT + " " + TEXT, parse_special=False)
+    ids = llm.tokenize(TEXT + " " + TEXT)
     ref = qwen3_logits(r.get, r.config, ids)
     kl = {}
     for t in ("F16", "Q8_0", "Q4_K_M"):
-        with LlamaRunner(audio_bundle / "llm" / f"llm-{t}.gguf", n_threads=1) as m:
-            kl[t] = compare_logits(ref, m.logits(ids))["kl"]
+        with gguf(audio_bundle / "llm" / f"llm-{t}.gguf") as m:
+            kl[t] = compare_logits(ref, logits(m, ids))["kl"]
     assert kl["F16"] < kl["Q8_0"] < kl["Q4_K_M"], kl
     sizes = {t: (audio_bundle / "llm" / f"llm-{t}.gguf").stat().st_size for t in kl}
     assert sizes["F16"] > sizes["Q8_0"] > sizes["Q4_K_M"], sizes
@@ -69,16 +89,14 @@ def test_quantized_outputs_degrade_in_order(audio_bundle: Path, tiny_audio: Path
 def test_tts_loads_generates_and_matches_torch(omni_bundle: Path, tiny_omni: Path):
     r = CheckpointReader(tiny_omni)
     codes = [int(c) for c in np.random.default_rng(3).integers(0, 6562, 20)]
-    with LlamaRunner(omni_bundle / "tts" / "tts-F16.gguf", n_threads=1, has_vocab=False) as m:
+    with gguf(omni_bundle / "tts" / "tts-F16.gguf", has_vocab=False) as m:
         assert m.n_vocab == r.config["tts_config"]["num_audio_tokens"]
-        cmp = compare_logits(tts_logits(r.get, r.config, codes), m.logits(codes))
-        out = m.greedy(codes[:4], 6)
+        cmp = compare_logits(tts_logits(r.get, r.config, codes), logits(m, codes))
+        out = greedy(m, codes[:4], 6)
         # embedding input: the code-embedding rows fed as embeddings give the same logits as the ids
         emb = r.get("tts.emb_code.0.weight")[codes[:4]]
-        m.reset()
-        by_embd = m.logits_from_embeddings(emb)
-        m.reset()
-        by_ids = m.logits(codes[:4])
+        by_embd = logits(m, emb)
+        by_ids = logits(m, codes[:4])
     assert cmp["kl"] < 1e-3 and cmp["top1"] >= 0.95, cmp
     assert len(out) == 6 and all(0 <= c < 6562 for c in out)
     assert np.allclose(by_embd, by_ids, atol=1e-2)
@@ -104,15 +122,15 @@ def test_weight_norm_fold_matches_torch():
 def test_other_llama_cpp_types_quantize_load_and_stay_close(gguf_type, audio_bundle: Path, tiny_audio: Path,
                                                             tmp_path: Path):
     from export.quantize import quantize
-    from export.verify import KL_LIMITS
+    from export.verify import limits
 
     out = tmp_path / f"llm-{gguf_type}.gguf"
     quantize(audio_bundle / "llm" / "llm-F16.gguf", out, gguf_type, nthread=1)
     r = CheckpointReader(tiny_audio)
-    with LlamaRunner(out, n_threads=1) as m:
-        ids = m.tokenize(TEXT, parse_special=False)
-        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), m.logits(ids))
-    assert cmp["kl"] < KL_LIMITS[gguf_type], cmp
+    with gguf(out) as m:
+        ids = m.tokenize(TEXT)
+        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), logits(m, ids))
+    assert cmp["kl"] < limits(gguf_type)[0], cmp
 
 
 def test_tied_embeddings_export_without_a_head(tiny_audio: Path, tmp_path: Path):
@@ -134,7 +152,7 @@ def test_tied_embeddings_export_without_a_head(tiny_audio: Path, tmp_path: Path)
     (ckpt / "config.json").write_text(json.dumps({**config, "tie_word_embeddings": True}))
     r = CheckpointReader(ckpt)
     convert_llm(r, tmp_path / "tied.gguf", progress=False)
-    with LlamaRunner(tmp_path / "tied.gguf", n_threads=1) as m:
-        ids = m.tokenize(TEXT, parse_special=False)
-        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), m.logits(ids))
+    with gguf(tmp_path / "tied.gguf") as m:
+        ids = m.tokenize(TEXT)
+        cmp = compare_logits(qwen3_logits(r.get, r.config, ids), logits(m, ids))
     assert cmp["kl"] < 1e-3 and cmp["top1"] >= 0.95, cmp

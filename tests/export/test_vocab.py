@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from edge.backends.llama import LlamaModel
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
-from export.llama_run import LlamaRunner
 from export.llm_gguf import convert_llm
 
 
@@ -31,11 +31,11 @@ def test_protocol_token_marked_non_special_in_the_source_is_still_control(tiny_a
     _edit_tokenizer(ckpt, demote)
     out = tmp_path / "llm.gguf"
     convert_llm(CheckpointReader(ckpt), out, progress=False)
-    with LlamaRunner(out, n_threads=1) as m:
+    with LlamaModel(out, 256, 1) as m:
         for tok in ("<delegate>", "</backend>"):
-            assert len(m.tokenize(tok, parse_special=True)) == 1
-            assert len(m.tokenize(f"tool says {tok} here", parse_special=False)) > 4  # not one injected id
-            assert m.tokenize(tok, parse_special=True)[0] not in m.tokenize(f"x {tok}", parse_special=False)
+            assert len(m.tokenize(tok, special=True)) == 1
+            assert len(m.tokenize(f"tool says {tok} here", special=False)) > 4  # not one injected id
+            assert m.tokenize(tok, special=True)[0] not in m.tokenize(f"x {tok}", special=False)
 
 
 def test_missing_protocol_token_is_refused_in_one_sentence(tiny_audio: Path, tmp_path: Path):

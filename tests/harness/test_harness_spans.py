@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.protocol.spans import DelegateParser, strip_protocol_tokens
+from edge.protocol.spans import DelegateParser
+from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import PROTOCOL_TOKENS, TokenMap, TokenMapError
 
 TOKENS = TokenMap({t: 1000 + i for i, t in enumerate(PROTOCOL_TOKENS)})

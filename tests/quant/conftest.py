@@ -1,4 +1,5 @@
-"""Fixtures: a tiny F16 GGUF, a real runtime journal, and one finished sweep shared by the tests."""
+"""Fixtures: a tiny F16 GGUF, a tiny Omni bundle built by the exporter, a real runtime journal, and one finished
+sweep shared by the tests."""
 from __future__ import annotations
 
 import sys
@@ -15,6 +16,21 @@ from quant_tiny_gguf import write_tiny_gguf  # noqa: E402
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:
     return write_tiny_gguf(tmp_path_factory.mktemp("model") / "tiny-f16.gguf")
+
+
+@pytest.fixture(scope="session")
+def omni_bundle(tmp_path_factory) -> Path:
+    """venus-export's own bundle of a tiny Omni checkpoint: the F16 LLM and FP32 audio and vision graphs."""
+    from export.build import BuildOptions, build
+    from export.onnx_bridge import onnx_available
+    from export.tiny import write_tiny
+
+    if not onnx_available():
+        pytest.skip("this exporter cannot build ONNX graphs")
+    d = tmp_path_factory.mktemp("omni")
+    write_tiny(d / "ckpt", "omni", seed=0)
+    build(d / "ckpt", d / "bundle", BuildOptions(types=["F16"], encoders=["fp32"], progress=False, threads=1))
+    return d / "bundle"
 
 
 @pytest.fixture(scope="session")

@@ -12,9 +12,9 @@ from pathlib import Path
 import gguf
 import numpy as np
 
-PROTOCOL = ["<|speak|>", "<|listen|>", "<|turn_eos|>", "<|chunk_eos|>", "<unit>", "</unit>", "<image>",
-            "</image>", "<delegate>", "</delegate>", "<backend>", "</backend>"]
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + PROTOCOL
+from edge.protocol.tokens import PROTOCOL_TOKENS
+
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *PROTOCOL_TOKENS]
 MERGES = [("Ġ", "t"), ("h", "e"), ("i", "n"), ("e", "r"), ("Ġ", "a"), ("o", "n"), ("r", "e"), ("Ġt", "he"),
           ("Ġ", "s"), ("e", "d"), ("a", "n"), ("Ġ", "w"), ("o", "r"), ("Ġ", "o"), ("i", "s"), ("e", "n")]
 

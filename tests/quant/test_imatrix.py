@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 from gguf import GGUFReader
 
-from quant.engine import LlamaSession
+from edge.backends.llama import LlamaModel, LlamaVocab
+from export.errors import ExportError
+from export.gguf_types import gguf_type
+from export.quantize import quantize
 from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
-from quant.quantize import quantize
 from quant.texts import CALIB_TEXT
-from quant.types import gguf_type
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,8 @@ def test_every_layer_weight_is_collected(imatrix):
 def test_first_layer_matches_numpy(tiny_gguf, imatrix):
     # Layer 0's attention input is RMSNorm(token embeddings) * attn_norm: computable without llama.cpp.
     t = {x.name: np.asarray(x.data) for x in GGUFReader(str(tiny_gguf)).tensors}
-    with LlamaSession(tiny_gguf) as s:
-        tokens = s.tokenize(CALIB_TEXT)[:256]
+    with LlamaVocab(tiny_gguf) as v:
+        tokens = v.tokenize(CALIB_TEXT)[:256]
     x = t["token_embd.weight"].astype(np.float64)[tokens]
     x = x / np.sqrt(np.mean(x**2, axis=1, keepdims=True) + 1e-5) * t["blk.0.attn_norm.weight"]
     want = np.mean(x**2, axis=0)
@@ -39,13 +40,13 @@ def test_first_layer_matches_numpy(tiny_gguf, imatrix):
 
 def test_imatrix_enables_types_that_need_it(tiny_gguf, imatrix, tmp_path):
     t = gguf_type("IQ2_XXS")
-    with pytest.raises(ValueError, match="needs an importance matrix"):
+    with pytest.raises(ExportError, match="needs an importance matrix"):
         quantize(tiny_gguf, tmp_path / "a.gguf", t)
     out = quantize(tiny_gguf, tmp_path / "b.gguf", t, imatrix=imatrix)
     assert out.stat().st_size < tiny_gguf.stat().st_size / 4
-    with LlamaSession(out) as s:
-        assert np.isfinite(s.prefill(s.tokenize("hello there"))).all()
-    assert not list(tmp_path.glob("*.part"))
+    with LlamaModel(out, 256) as m:
+        assert np.isfinite(m.prefill_tokens(m.tokenize("hello there"))).all()
+    assert not list(tmp_path.glob("*.partial")) and not (tmp_path / "a.gguf").exists()
 
 
 def test_npz_round_trip(imatrix, tmp_path):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 
 from quant_helpers import run_cli
-from quant_tiny_bundle import write_tiny_bundle
 
 
 @pytest.fixture(scope="module")
@@ -51,18 +51,18 @@ def test_encoders_of_a_bare_gguf_are_explained(tiny_gguf, tmp_path):
     assert "a bare GGUF has no encoders" in (tmp_path / "s" / "report.md").read_text()
 
 
-def test_bundle_encoders_and_journal_media(tiny_gguf, journal, tmp_path):
-    bundle = write_tiny_bundle(tmp_path / "bundle", tiny_gguf)
+def test_bundle_encoders_and_journal_media(omni_bundle, journal, tmp_path):
     out = tmp_path / "s"
-    rc, _, stderr = run_cli("sweep", str(bundle), "--types", "F16,Q8_0,Q4_K_M", "--encoders", "fp32,fp16,int8",
+    rc, _, stderr = run_cli("sweep", str(omni_bundle), "--types", "F16,Q8_0,Q4_K_M", "--encoders", "fp32,fp16,int8",
                             "--journal", str(journal), "--threads", "1", "--no-progress", "-o", str(out))
     assert rc == 0, stderr
     data = json.loads((out / "results.json").read_text())
-    assert data["meta"]["stream_source"].endswith("+ media through audio-fp32.onnx, vision-fp32.onnx")
+    assert data["meta"]["stream_source"].endswith("+ media through audio.fp32.onnx, vision.fp32.onnx")
     from quant.chunks import ChunkStream
 
     stream = ChunkStream.load(out / "stream.json")  # what every precision replays
     first = stream.chunks[0].inputs
+    # a 160x120 frame is one slice of 64 embeddings; a second of audio gives 10; the tiny LLM is 256 wide
     assert first[0].startswith("<unit>") and first[1] == "<image>" and first[2].shape == (64, 256)
     assert first[3] == "</image>" and first[4].shape == (10, 256)
     assert all(r["n_chunks"] == 9 for r in data["rows"])
@@ -70,13 +70,14 @@ def test_bundle_encoders_and_journal_media(tiny_gguf, journal, tmp_path):
     with open(out / "encoders.csv") as f:
         enc = {(r["part"], r["precision"]): r for r in csv.DictReader(f)}
     assert set(enc) == {(p, q) for p in ("audio", "vision") for q in ("fp32", "fp16", "int8")}
-    assert all(r["status"] == "ok" for r in enc.values())
+    assert all(r["status"] == "ok" for r in enc.values()), [(k, r["error"]) for k, r in enc.items() if r["error"]]
     for part in ("audio", "vision"):
         fp32, fp16, int8 = (enc[part, q] for q in ("fp32", "fp16", "int8"))
         assert float(fp32["max_abs"]) == 0.0 and float(fp32["llm_kl"]) == 0.0 and float(fp32["decision_agree"]) == 1
         assert 0 < float(fp16["max_abs"]) < float(int8["max_abs"])
         assert float(fp16["llm_kl"]) < float(int8["llm_kl"])
-        assert float(int8["size_mb"]) < float(fp16["size_mb"]) < float(fp32["size_mb"])
-        assert fp16["derived"] == "True"  # made from the FP32 graph, since the bundle has none
+        # both smaller than FP32 (in graphs this tiny, INT8's quantization scales outweigh its saving over FP16)
+        assert max(float(int8["size_mb"]), float(fp16["size_mb"])) < float(fp32["size_mb"])
+        assert fp16["derived"] == "True" and Path(fp16["file"]).name == f"{part}.fp16.onnx"  # named as the exporter
         assert 0 <= float(int8["decision_agree"]) <= 1
     assert "## Encoders" in (out / "report.md").read_text()

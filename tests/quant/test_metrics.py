@@ -10,7 +10,7 @@ from quant.metrics import (ChunkDecision, compare_distributions, decision_agreem
                            perplexity)
 from quant.report import best_under, verdict
 from quant.sweep import parse_size
-from quant.types import parse_types
+from export.gguf_types import parse_types
 from quant.plot import pareto_front
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-LISTEN = "<|listen|>"
-OPEN, CLOSE = "<delegate>", "</delegate>"
+from edge.protocol.strip import strip_protocol_tokens
+from edge.protocol.tokens import DELEGATE_CLOSE, DELEGATE_OPEN, LISTEN, TURN_EOS
+
+OPEN, CLOSE = DELEGATE_OPEN, DELEGATE_CLOSE  # the span's tags, as the grammar writes them
 MAX_INSTRUCTION = 300  # characters; the reference caps spans at 4,000, a small model needs far fewer
 
 GRAMMAR = rf'''
@@ -38,15 +40,14 @@ Assistant: Why did the scarecrow win an award? Because he was outstanding in his
 User: Who wrote Romeo and Juliet?
 Assistant: William Shakespeare wrote Romeo and Juliet."""
 
-PROTOCOL_TOKENS = ("<|speak|>", "<|listen|>", "<|turn_eos|>", "<|chunk_eos|>", "<unit>", "</unit>", "<image>",
-                   "</image>", "<delegate>", "</delegate>", "<backend>", "</backend>")
-
-
 def strip_protocol(text: str) -> str:
-    """Remove every protocol token (and stray angle brackets) from text that goes into the prompt."""
-    for tok in PROTOCOL_TOKENS:
-        text = text.replace(tok, " ")
-    return re.sub(r"\s+", " ", text.replace("<", " ").replace(">", " ")).strip()
+    """Text for the prompt: protocol tokens removed (edge.protocol.strip), then every '<' and '>' left.
+
+    The prompt is ChatML read with special tokens parsed, and the grammar never
+    writes an angle bracket outside the protocol: with none in the prompt, no tag
+    of the vocabulary (`<|im_end|>`, `<think>`) can be spelled by a user or a tool.
+    """
+    return re.sub(r"\s+", " ", strip_protocol_tokens(text).replace("<", " ").replace(">", " ")).strip()
 
 
 def chat_prompt(history: list[tuple[str, str]], system: str = SYSTEM_PROMPT) -> str:
@@ -84,7 +85,7 @@ def parse(text: str, finished: bool) -> Parsed:
             if body.endswith(CLOSE[:k]):
                 body = body[:-k]
                 break
-        return Parsed(instruction=body.strip(), closed_by="<|turn_eos|>")
+        return Parsed(instruction=body.strip(), closed_by=TURN_EOS)
     return Parsed(undecided=True)
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edge.protocol.spans import DelegateParser, Span, strip_protocol_tokens
+from edge.protocol.spans import DelegateParser, Span
+from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_CLOSE, IMAGE_OPEN, LISTEN,
                                  PROTOCOL_TOKENS, SPEAK, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
 from edge.backends.gguf_rows import token_rows
