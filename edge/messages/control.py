@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from edge.wire.registry import ANY_NODE, CONTROL, SUPERVISOR, Message, field, message
 
+__all__ = ["Hello", "Ready", "Start", "Fatal", "Heartbeat", "Checkpoint", "Finished", "Shutdown", "Interrupt",
+           "NodeEvent", "SessionEnd", "Probe", "Ack"]
+
 
 @message
 class Hello(Message):

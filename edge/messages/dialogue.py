@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from edge.wire.registry import Message, field, message
 
+__all__ = ["ChunkDecision", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone"]
+
 
 @message
 class ChunkDecision(Message):
@@ -120,7 +122,8 @@ class Duck(Message):
     volume once it has decided. Speech applies the gain, capture and the judge track whether it is ducked.
     """
 
-    TYPE = "duck"; TOPIC = "dlg.duck"; SENDERS = ("capture", "frontend"); RECEIVERS = ("speech", "capture", "frontend")
+    TYPE = "duck"; TOPIC = "dlg.duck"
+    SENDERS = ("capture", "frontend"); RECEIVERS = ("speech", "capture", "frontend")
     VOLATILE = frozenset({"onset_ns"})
     gain: float
     """Playback gain from now on (1.0: full volume)."""

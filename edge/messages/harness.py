@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from edge.wire.registry import OUTSIDE, Message, field, message
 
+__all__ = ["DelegateRequest", "BackendResult", "Delivered", "CancelWork", "WorkEvent"]
+
 
 @message
 class DelegateRequest(Message):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from edge.wire.registry import Message, message
 
+__all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity"]
+
 
 @message
 class AudioChunk(Message):
