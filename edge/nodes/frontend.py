@@ -100,7 +100,7 @@ class FrontendNode(Node):
         self.chunks += 1
         self.compute_ns_total += compute
         self.audio_ns_total += span
-        if out.interrupt:  # before the decision goes out: it is the first message of the new epoch
+        if out.interrupt:  # sent first: the decision below is then the first data message of the new epoch
             self.io.interrupt("barge-in", chunk.user_speech_onset_ns)
             self.in_turn = False
         self.io.publish(m.ChunkDecision(

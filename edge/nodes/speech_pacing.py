@@ -61,8 +61,8 @@ class RealTimeSpeech:
     def stale(self, msg: m.SpeakText) -> None:
         """A SpeakText of an older epoch arrived: nothing waits on it."""
 
-    def decision(self, env_t_ns: int, msg: m.ChunkDecision) -> None:
-        self.node.play(env_t_ns)
+    def decision(self, t_ns: int, msg: m.ChunkDecision) -> None:
+        self.node.play(t_ns)
 
     def gain(self, gain: float, t_ns: int | None) -> None:
         """The player's gain changed; it applies from the next block written."""
