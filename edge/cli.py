@@ -87,12 +87,6 @@ def session_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _default_threads() -> int:
-    import os
-
-    return 1 if (os.cpu_count() or 1) <= 2 else 4
-
-
 def run(argv: list[str]) -> int:
     args = session_parser().parse_args(argv)
     logging.basicConfig(level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)],
@@ -101,7 +95,7 @@ def run(argv: list[str]) -> int:
         from edge.devices import list_devices
         print(list_devices())
         return 0
-    from edge.session import SessionConfig, run_session
+    from edge.session import SessionConfig, SettingsError, run_session
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
 
@@ -132,16 +126,22 @@ def run(argv: list[str]) -> int:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
         prune_sessions(Path(journal).parent, keep, active=Path(journal))
+    # The session's settings are built here once; SessionConfig holds every default (threads included).
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
-                        threads=args.threads or _default_threads(), video_fps=args.video_fps,
+                        **({"threads": args.threads} if args.threads is not None else {}), video_fps=args.video_fps,
                         context=args.context, kv_type=args.kv_type,
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle"):
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
               "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
-    report = run_session(cfg, inprocess=args.inprocess, settings=SupervisorSettings(max_session_s=args.max_seconds))
+    try:
+        report = run_session(cfg, inprocess=args.inprocess,
+                             settings=SupervisorSettings(max_session_s=args.max_seconds))
+    except SettingsError as exc:
+        print(f"venus-edge: {exc}", file=sys.stderr)
+        return 2
     print_summary(journal, report, speaker)
     if not report.ok and report.reason not in ("interrupted by signal",) and not report.reason.startswith("stopped"):
         print(f"venus-edge: the session did not complete: {report.reason}", file=sys.stderr)
@@ -158,13 +158,14 @@ def replay_main(argv: list[str]) -> int:
     p.add_argument("--out", help="write the replay's own journal here")
     p.add_argument("--processes", action="store_true", help="replay through separate processes (default: threads)")
     args = p.parse_args(argv)
+    from edge.settings import SettingsError
     from edge.timeline.journal import JournalError
     from edge.timeline.replay import replay
 
     try:
         result = replay(args.journal, verify=args.verify, out_journal=args.out, speaker=args.speaker,
                         inprocess=not args.processes)
-    except (JournalError, RuntimeError) as exc:
+    except (JournalError, RuntimeError, SettingsError) as exc:
         print(f"venus-edge replay: {exc}", file=sys.stderr)
         return 2
     if args.verify:

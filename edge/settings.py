@@ -1,13 +1,120 @@
-"""The session settings for full-duplex behaviour, read the same way by capture, speech and frontend."""
+"""Session settings: what a user sets (`SessionConfig`), checked once, then one typed settings object per node.
+
+The CLI (or replay, a benchmark, a test) fills a `SessionConfig`;
+`node_settings` checks every value and builds each node's own frozen
+settings before any process starts. A bad value is one sentence
+(`SettingsError`); no node reads raw keys with defaults of its own.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
 
 from edge.capture.room import RoomSettings
 
 
+class SettingsError(ValueError):
+    """A setting the session cannot run with; the message says which, what it is, and what it must be."""
+
+
+def default_threads() -> int:
+    """Model threads: 1 on a machine with 2 cores or fewer (the rest of the graph needs the other), else 4."""
+    return 1 if (os.cpu_count() or 1) <= 2 else 4
+
+
+Rule = tuple[Callable[[Any], bool], str]  # (test, what a good value is)
+POSITIVE: Rule = (lambda v: v > 0, "greater than 0")
+
+
+def setting(default: Any = MISSING, *, factory: Any = MISSING, must: Rule | None = None) -> Any:
+    """A SessionConfig field with an optional rule its value must follow."""
+    return field(default=default, default_factory=factory, metadata={"must": must} if must else {})
+
+
 @dataclass
+class SessionConfig:
+    """Everything a session is run with. The journal records it (flattened) and replay rebuilds it from there.
+
+    To add a setting, add a field here: its type, its default, a comment, and `must=` where some values are
+    wrong. That is the whole change: `check` tests it, the journal records it, replay restores it, the model
+    builders (frontends, voices, see `models`) receive it under its name, and a node that reads it itself
+    gets it by declaring a field of the same name in its settings class below (filled from here by name).
+    """
+
+    mic: str | None = None  # file path, device index/name, or None for the default microphone
+    camera: str | None = None  # camera index, video file, image folder, gst:PIPELINE or picamera
+    speaker: str | None = None  # file path (time-aligned WAV), device, or "null"
+    speaker_rate: int = setting(24000, must=POSITIVE)
+    journal: str | None = None
+    chunk_ms: int = setting(1000, must=POSITIVE)
+    realtime: bool = True  # file input paced in real time; False: as fast as the graph allows (virtual clock)
+    pace: float = setting(1.0, must=POSITIVE)  # >1 feeds a file faster than real time (benchmarks)
+    frontend: str = "default"
+    voice: str = "espeak"
+    threads: int = setting(factory=default_threads, must=(lambda v: v >= 1, "at least 1"))
+    video_fps: float = setting(1.0, must=(lambda v: v >= 0, "0 or more"))  # 0: the camera is not read
+    context: int | None = setting(None, must=(lambda v: v is None or v >= 256, "at least 256 tokens"))  # None: the frontend's own
+    kv_type: str | None = setting(None, must=(lambda v: v in (None, "f16", "q8_0", "q4_0"), "f16, q8_0 or q4_0"))  # None: f16
+    echo_cancel: str | bool = "auto"  # auto: on for a live microphone; false where the device cancels echo itself
+    room_echo: dict | bool | None = None  # tests and benchmarks: mix the assistant's output back into the microphone
+    barge_in: bool = True  # duck on speech onset over playback, then the barge-in policy decides
+    duck_gain: float = setting(0.3, must=(lambda v: 0.0 <= v <= 1.0, "between 0 and 1"))
+    extra: dict = field(default_factory=dict)  # options without a field of their own (asr, harness, venus, ...)
+
+    def as_dict(self) -> dict:
+        """The flat form: every field, extras merged in (what the journal records)."""
+        d = asdict(self)
+        d.update(d.pop("extra"))
+        return d
+
+    @classmethod
+    def from_dict(cls, flat: Mapping[str, Any]) -> "SessionConfig":
+        """The inverse of `as_dict`: known names become fields, the rest goes to `extra`."""
+        names = {f.name for f in fields(cls)} - {"extra"}
+        extra = {**(flat.get("extra") or {}), **{k: v for k, v in flat.items() if k not in names and k != "extra"}}
+        return cls(**{k: v for k, v in flat.items() if k in names}, extra=extra)
+
+    def check(self) -> None:
+        """Raise SettingsError on the first value of the wrong type or outside its rule."""
+        hints = typing.get_type_hints(type(self))
+        for f in fields(self):
+            value = typed(f.name, getattr(self, f.name), hints[f.name])
+            setattr(self, f.name, value)
+            rule = f.metadata.get("must")
+            if rule is not None and not rule[0](value):
+                raise SettingsError(f"{f.name} is {value!r}; it must be {rule[1]}.")
+
+
+_KINDS = {int: "a whole number", float: "a number", bool: "true or false", str: "text", dict: "a mapping",
+          list: "a list"}
+
+
+def typed(name: str, value: Any, hint: Any) -> Any:
+    """`value` if it fits the annotation `hint` (an int is taken for a float); else one sentence."""
+    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
+        else (hint,)
+    allowed = tuple(typing.get_origin(a) or a for a in allowed)
+    if value is None and type(None) in allowed:
+        return value
+    for kind in allowed:
+        if kind is type(None):
+            continue
+        if isinstance(value, bool) and kind in (int, float):
+            continue
+        if kind is float and isinstance(value, int):
+            return float(value)
+        if isinstance(value, kind):
+            return value
+    wanted = " or ".join(_KINDS.get(k, getattr(k, "__name__", str(k))) for k in allowed if k is not type(None))
+    raise SettingsError(f"{name} is {value!r}; it must be {wanted}.")
+
+
+# --- full duplex: read the same way by capture and speech ------------------------------------------------------
+@dataclass(frozen=True)
 class DuplexSettings:
     cancel: bool  # cancel the echo of our own playback in capture
     room: RoomSettings | None  # simulated room echo mixed into the microphone (tests, benchmarks)
@@ -20,25 +127,105 @@ def is_file_input(mic: str | None) -> bool:
     return bool(mic) and (Path(str(mic)).suffix.lower() in (".wav", ".flac", ".ogg") or Path(str(mic)).exists())
 
 
-def duplex_settings(config: dict) -> DuplexSettings:
-    """`echo_cancel`: "auto" (default: on for a live microphone or a simulated room, off for a file, which holds
-    no echo of this session), true, or false (the device already cancels echo)."""
-    room_cfg = config.get("room_echo")
-    room = RoomSettings.from_config(room_cfg) if room_cfg not in (None, False) else None
-    mode = config.get("echo_cancel", "auto")
+def duplex_settings(config: SessionConfig | Mapping[str, Any]) -> DuplexSettings:
+    """`echo_cancel`: "auto" (on for a live microphone or a simulated room, off for a file, which holds no echo
+    of this session), true, or false (the device already cancels echo)."""
+    cfg = config if isinstance(config, SessionConfig) else SessionConfig.from_dict(config)
+    cfg.check()
+    try:
+        room = RoomSettings.from_config(cfg.room_echo) if cfg.room_echo not in (None, False) else None
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    mode = cfg.echo_cancel
     if isinstance(mode, str) and mode.lower() in ("true", "on", "1", "yes"):
         mode = True
     elif isinstance(mode, str) and mode.lower() in ("false", "off", "0", "no"):
         mode = False
     if mode not in (True, False, "auto"):
-        raise ValueError(f"echo_cancel must be auto, true or false, not {mode!r}")
-    cancel = (room is not None or not is_file_input(config.get("mic"))) if mode == "auto" else bool(mode)
-    gain = float(config.get("duck_gain", 0.3))
-    if not 0.0 <= gain <= 1.0:
-        raise ValueError(f"duck_gain must be between 0 and 1, not {gain}")
-    chunk_ms = int(config.get("chunk_ms", 1000))
-    if (cancel or room is not None) and chunk_ms % 10:
-        raise ValueError(f"echo cancellation works on 10 ms frames: chunk_ms must be a multiple of 10, not {chunk_ms}")
-    detect = bool(config.get("barge_in", True))
+        raise SettingsError(f"echo_cancel must be auto, true or false, not {mode!r}.")
+    cancel = (room is not None or not is_file_input(cfg.mic)) if mode == "auto" else bool(mode)
+    if (cancel or room is not None) and cfg.chunk_ms % 10:
+        raise SettingsError(f"echo cancellation works on 10 ms frames: chunk_ms must be a multiple of 10, "
+                            f"not {cfg.chunk_ms}.")
     # Ducking needs to know when the assistant is audible, so the reference flows whenever any of it is on.
-    return DuplexSettings(cancel, room, cancel or room is not None or detect, detect, gain)
+    return DuplexSettings(cancel, room, cancel or room is not None or cfg.barge_in, cfg.barge_in, cfg.duck_gain)
+
+
+# --- one settings object per node -------------------------------------------------------------------------------
+# A field named like a SessionConfig field (or an `extra` option) is filled from it; a default here serves only
+# options that SessionConfig has no field for. `models` is the session's flat mapping: the model builders
+# (edge/frontend, edge/speech) take their own options from it by name.
+@dataclass(frozen=True)
+class CaptureSettings:
+    mic: str | None
+    camera: str | None
+    chunk_ms: int
+    pace: float
+    video_fps: float
+    threads: int
+    duplex: DuplexSettings
+
+    @property
+    def chunk_ns(self) -> int:
+        return self.chunk_ms * 1_000_000
+
+
+@dataclass(frozen=True)
+class FrontendSettings:
+    frontend: str
+    barge_in: bool
+    models: dict
+    frontend_busy_s: float = 60.0  # one step runs models and sends no heartbeat meanwhile; a loaded CPU is slow
+
+
+@dataclass(frozen=True)
+class SpeechSettings:
+    voice: str
+    speaker: str | None
+    speaker_rate: int
+    chunk_ms: int
+    reference: bool  # publish what is played (for echo cancellation and ducking in capture)
+    models: dict
+
+    @property
+    def chunk_ns(self) -> int:
+        return self.chunk_ms * 1_000_000
+
+
+@dataclass(frozen=True)
+class HarnessSettings:
+    frontend: str
+    journal: str | None
+    threads: int
+    harness: dict = field(default_factory=dict)  # skills, MCP servers, chat endpoint, router, store folder
+
+
+@dataclass(frozen=True)
+class RecorderSettings:
+    journal: str | None
+    session: dict  # the flat session configuration, written into the journal header for replay
+
+
+def _fill(cls: type, flat: Mapping[str, Any], **derived: Any) -> Any:
+    hints = typing.get_type_hints(cls)
+    kwargs = dict(derived)
+    for f in fields(cls):
+        if f.name not in derived and f.name in flat:
+            kwargs[f.name] = typed(f.name, flat[f.name], hints[f.name])
+    return cls(**kwargs)
+
+
+def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
+    """Each named node's settings, built once from the checked session configuration."""
+    cfg.check()
+    flat = cfg.as_dict()
+    duplex = duplex_settings(cfg)
+    echo_reference = typed("echo_reference", flat.get("echo_reference", False), bool)  # tests: always publish it
+    build: dict[str, Callable[[], Any]] = {
+        "capture": lambda: _fill(CaptureSettings, flat, duplex=duplex),
+        "frontend": lambda: _fill(FrontendSettings, flat, models=flat),
+        "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
+        "harness": lambda: _fill(HarnessSettings, flat),
+        "recorder": lambda: _fill(RecorderSettings, flat, session=flat),
+    }
+    return {n: build[n]() for n in names if n in build}

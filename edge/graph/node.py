@@ -13,19 +13,22 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import zmq
 
 from edge import messages as m
 from edge.clock import Clock, MonotonicClock, VirtualClock
 from edge.graph.endpoints import Endpoints
+from edge.graph.plain import from_plain
 from edge.graph.reliable import Dedup, Outbox
-from edge.wire import Envelope, Message, Rejects, WireError, decode, encode
+from edge.wire import (Envelope, Message, Rejects, WireError, acknowledger, decode, encode, receives, topic_of,
+                       topics_for)
 
 log = logging.getLogger("edge.node")
 
 DATA_HWM = 100_000
+INTERRUPT_WAIT_S = 5.0  # virtual clock: how long data of a new epoch waits for its Interrupt on the control socket
 
 
 @dataclass
@@ -33,7 +36,7 @@ class NodeSpec:
     """Everything a node needs to start, JSON-serialisable (it crosses the process boundary)."""
 
     name: str
-    config: dict
+    config: dict  # the node's own settings (its settings_type as plain values), built and checked by the session
     endpoints: dict
     clock_origin_ns: int
     virtual_clock: bool = False
@@ -88,17 +91,24 @@ class NodeIO:
     def new_id(self) -> str:
         return f"{self.name}-{uuid.uuid4().hex[:12]}"
 
+    def interrupt(self, reason: str, onset_ns: int | None = None) -> int:
+        """Take the floor from older speech: bump the epoch and tell every other node (the supervisor relays)."""
+        self.epoch += 1
+        self.control(m.Interrupt(self.epoch, reason, onset_ns, self.clock.now_ns()))
+        return self.epoch
+
 
 class Node:
     """Base class. Override `setup`, `on_message`, `tick`, `on_interrupt`, `close` as needed."""
 
-    name = "node"
-    subscribes: tuple[str, ...] = ()
+    name = "node"  # what this node is: the message registry derives the topics it receives from it
+    settings_type: ClassVar[type | None] = None  # the dataclass its settings arrive as (None: a plain dict)
+    hears_everything: ClassVar[bool] = False  # subscribe to every topic on the bus (the recorder)
     busy_s = 0.0  # a node whose handler may block longer than the supervisor's hang limit says so here
 
-    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
+    def __init__(self, io: NodeIO, settings: Any, restore: dict) -> None:
         self.io = io
-        self.config = config
+        self.settings = settings
         self.restore = restore
         self.done = False  # set when this node's part of the session is complete
         self.stop = False  # set to leave the loop at once
@@ -112,8 +122,13 @@ class Node:
     def on_message(self, env: Envelope) -> None:
         """A data message on a subscribed topic (reliable ones are already de-duplicated)."""
 
-    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
-        """The epoch moved on: drop everything older."""
+    @classmethod
+    def topics(cls) -> tuple[str, ...]:
+        """The bus topics this node subscribes to: every message type that names it as a receiver."""
+        return ("",) if cls.hears_everything else topics_for(cls.name)
+
+    def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:
+        """The epoch moved on to `msg.epoch` at session time `t_ns`: drop everything older."""
 
     def tick(self) -> float | None:
         """Periodic work; return seconds until the next call (None: only on messages)."""
@@ -138,6 +153,7 @@ class NodeRunner:
         self.outbox = Outbox()
         self.clock: Clock = VirtualClock() if spec.virtual_clock else MonotonicClock(spec.clock_origin_ns)
         self.handled = 0
+        self.pending: list[m.Interrupt] = []  # virtual clock: interrupts waiting for the data of their epoch
 
     def run(self) -> None:
         ep = Endpoints(**self.spec.endpoints)
@@ -155,9 +171,10 @@ class NodeRunner:
         sub.setsockopt(zmq.LINGER, 0)
         sub.connect(ep.bus_out)
         io = NodeIO(self.spec.name, pub, ctl, self.clock, self.outbox)
-        node = self.node_cls(io, self.spec.config, self.spec.restore)
-        topics = set(node.subscribes) | {"ack", f"sys.probe.{self.spec.name}"}
-        for t in topics:
+        settings_type = self.node_cls.settings_type
+        settings = from_plain(settings_type, self.spec.config) if settings_type else self.spec.config
+        node = self.node_cls(io, settings, self.spec.restore)
+        for t in node.topics():
             sub.setsockopt(zmq.SUBSCRIBE, t.encode())
         try:
             io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
@@ -169,7 +186,7 @@ class NodeRunner:
                 io.control(m.Fatal(self.spec.name, str(exc) or type(exc).__name__))
                 time.sleep(0.2)  # let the message leave before the sockets close
                 return
-            self._probe(io, sub)
+            self._probe(io, sub, node.name)
             io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3, float(node.busy_s)))
             if not self._await_start(ctl, io):
                 return
@@ -182,18 +199,19 @@ class NodeRunner:
                 for s in (sub, pub, ctl):
                     s.close()
 
-    def _probe(self, io: NodeIO, sub: zmq.Socket) -> None:
+    def _probe(self, io: NodeIO, sub: zmq.Socket, node_name: str) -> None:
         """Publish to ourselves until it comes back: the bus path is live before we say ready."""
         deadline = time.monotonic() + 10.0
         nonce = 0
+        topic = topic_of(m.Probe, node_name)
         while time.monotonic() < deadline:
             nonce += 1
             io.send_frames(encode(m.Probe(self.spec.name, nonce), seq=0, epoch=0, t_ns=0, src=self.spec.name,
-                                  topic=f"sys.probe.{self.spec.name}"))
+                                  topic=topic))
             if sub.poll(50):
                 while sub.poll(0):
                     frames = sub.recv_multipart()
-                    if frames[0].startswith(b"sys.probe."):
+                    if frames[0] == topic.encode():
                         return
         raise RuntimeError(f"node {self.spec.name} could not reach the bus within 10 s")
 
@@ -258,7 +276,7 @@ class NodeRunner:
                 for _ in range(64):
                     if not sub.poll(0):
                         break
-                    self._on_data(node, io, sub.recv_multipart())
+                    self._on_data(node, io, ctl, sub.recv_multipart())
                     if ctl.poll(0):
                         break
 
@@ -269,14 +287,35 @@ class NodeRunner:
         msg = env.msg
         if isinstance(msg, m.Shutdown):
             node.stop = True
-        elif isinstance(msg, m.Interrupt):
-            # On the virtual clock the epoch travels only with data, so the outcome never depends on
-            # whether control or data arrived first.
-            if msg.epoch > io.epoch and not isinstance(self.clock, VirtualClock):
-                io.epoch = msg.epoch
-                node.on_interrupt(msg.epoch, msg)
+        elif isinstance(msg, m.Interrupt) and msg.epoch > io.epoch:
+            if isinstance(self.clock, VirtualClock):
+                # Held until the data stream reaches its epoch: how control and data interleave depends on
+                # timing, the order of the data does not, so a virtual-clock session replays the same.
+                self.pending.append(msg)
+            else:
+                self._interrupt(node, io, msg, self.clock.now_ns())  # at once: it never waits behind data
 
-    def _on_data(self, node: Node, io: NodeIO, frames: list[bytes]) -> None:
+    def _interrupt(self, node: Node, io: NodeIO, msg: m.Interrupt, t_ns: int) -> None:
+        io.epoch = msg.epoch
+        node.on_interrupt(msg, t_ns)
+
+    def _catch_up(self, node: Node, io: NodeIO, ctl: zmq.Socket, env: Envelope) -> None:
+        """Virtual clock: apply every interrupt up to this message's epoch, at the sender's decision time."""
+        deadline = time.monotonic() + INTERRUPT_WAIT_S
+        while not any(p.epoch >= env.epoch for p in self.pending) and time.monotonic() < deadline and not node.stop:
+            if ctl.poll(20):  # the data outran the supervisor's relay: the Interrupt is on its way
+                while ctl.poll(0):
+                    self._on_control(node, io, ctl.recv_multipart())
+        for msg in sorted(self.pending, key=lambda p: p.epoch):
+            if io.epoch < msg.epoch <= env.epoch:
+                self._interrupt(node, io, msg, msg.t_ns)
+        self.pending = [p for p in self.pending if p.epoch > io.epoch]
+        if env.epoch > io.epoch and not node.stop:
+            log.warning("%s: no interrupt came for epoch %d within %.0f s; moving on at %.3f s", self.spec.name,
+                        env.epoch, INTERRUPT_WAIT_S, env.t_ns / 1e9)
+            self._interrupt(node, io, m.Interrupt(env.epoch, "epoch moved on", None, env.t_ns), env.t_ns)
+
+    def _on_data(self, node: Node, io: NodeIO, ctl: zmq.Socket, frames: list[bytes]) -> None:
         env = self._decode(frames)
         if env is None:
             return
@@ -288,17 +327,26 @@ class NodeRunner:
             return
         if isinstance(self.clock, VirtualClock):
             self.clock.advance_to(env.t_ns)  # message stamps drive virtual time
+            if env.epoch > io.epoch:
+                self._catch_up(node, io, ctl, env)
         if msg.RELIABLE:
-            if msg.RECEIVER != self.spec.name and self.spec.name not in msg.RECEIVER.split(", "):
-                node.on_message(env)  # an observer (e.g. the recorder): never acknowledges
+            if not receives(type(msg), node.name):
+                node.on_message(env)  # an observer (the recorder): sees every copy, never acknowledges
                 return
+            # A reliable message may have several receivers, but its sender keeps one outbox entry and drops
+            # it at the first Ack. So only the first receiver named acknowledges: the message is the sender's
+            # request to that node (speech plays SpeakText's words) and is re-sent until that node has it.
+            # The others hear the re-sends on the same topic and de-duplicate them; nobody waits for them.
+            acks = acknowledger(type(msg)) == node.name
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
-                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+                if acks:
+                    io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
-            io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+            if acks:
+                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
         else:
             node.on_message(env)
         self.handled += 1

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import zmq
 
@@ -79,13 +80,13 @@ class SessionReport:
 
 
 class Supervisor:
-    def __init__(self, config: dict, nodes: dict[str, str], *, required: tuple[str, ...] = (),
+    def __init__(self, configs: Mapping[str, dict], nodes: dict[str, str], *, required: tuple[str, ...] = (),
                  inprocess: bool = False, virtual_clock: bool = False,
                  settings: SupervisorSettings | None = None, transport: str | None = None) -> None:
-        """`nodes` maps each node's name to the "module:Class" that runs it; the session owns that table.
-        A file session ends when every node named in `required` has finished."""
+        """`nodes` maps each node's name to the "module:Class" that runs it, `configs` to its settings as plain
+        values; the session owns both. A file session ends when every node named in `required` has finished."""
         self.node_classes = dict(nodes)
-        self.config = config
+        self.configs = dict(configs)
         self.inprocess = inprocess
         self.virtual_clock = virtual_clock
         self.settings = settings or SupervisorSettings()
@@ -155,7 +156,7 @@ class Supervisor:
 
     # --- children ------------------------------------------------------------------------
     def _spec(self, c: Child) -> NodeSpec:
-        return NodeSpec(name=c.name, config=self.config, endpoints=self.ep.as_dict(),
+        return NodeSpec(name=c.name, config=self.configs.get(c.name, {}), endpoints=self.ep.as_dict(),
                         clock_origin_ns=self.origin_ns, virtual_clock=self.virtual_clock,
                         restarts=c.restarts, restore=c.restore, heartbeat_s=self.settings.heartbeat_s,
                         start_timeout_s=self.settings.handshake_timeout_s + 30,

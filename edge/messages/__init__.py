@@ -1,14 +1,8 @@
-"""Every message type, registered on import. One module per domain."""
+"""Every message type, registered on import. One module per domain; each lists its types in `__all__`."""
 from . import control, dialogue, harness, media  # noqa: F401  (registration side effect)
-from .control import (Ack, Checkpoint, Fatal, Finished, Heartbeat, Hello, Interrupt, NodeEvent, Probe, Ready,
-                      SessionEnd, Shutdown, Start)
-from .dialogue import ChunkDecision, Duck, FrontendDone, PlaybackAck, PlaybackState, SpeakText
-from .harness import BackendResult, CancelWork, DelegateRequest, Delivered, WorkEvent
-from .media import AudioChunk, EndOfInput, PlaybackReference, SpeechActivity, VideoFrame
+from .control import *  # noqa: F401,F403
+from .dialogue import *  # noqa: F401,F403
+from .harness import *  # noqa: F401,F403
+from .media import *  # noqa: F401,F403
 
-__all__ = [
-    "Ack", "Checkpoint", "Fatal", "Finished", "Heartbeat", "Hello", "Interrupt", "NodeEvent", "Probe", "Ready",
-    "SessionEnd", "Shutdown", "Start", "ChunkDecision", "Duck", "FrontendDone", "PlaybackAck",
-    "PlaybackState", "SpeakText", "BackendResult", "CancelWork", "DelegateRequest", "Delivered", "WorkEvent",
-    "AudioChunk", "EndOfInput", "PlaybackReference", "SpeechActivity", "VideoFrame",
-]
+__all__ = [*control.__all__, *dialogue.__all__, *harness.__all__, *media.__all__]

@@ -3,92 +3,142 @@ from __future__ import annotations
 
 from edge.wire.registry import Message, field, message
 
+__all__ = ["ChunkDecision", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone"]
+
 
 @message
 class ChunkDecision(Message):
-    """frontend -> timeline: what the frontend decided for chunk `index`, with its cost."""
+    """frontend -> speech, harness: what the frontend decided for chunk `index`, with its cost.
 
-    TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDER = "frontend"; RECEIVER = "recorder, harness"
+    Speech on the virtual clock plays up to its stamp; the harness releases results at idle boundaries.
+    """
+
+    TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDERS = ("frontend",); RECEIVERS = ("speech", "harness")
     VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info"})
     index: int
+    """The chunk decided on."""
     control: str
+    """What the frontend does now: listen or speak."""
     text: str = ""
+    """Words it speaks (also sent as SpeakText)."""
     user_text: str = ""
+    """What it heard the user say, if it transcribes."""
     turn_end: bool = False
+    """The assistant's turn ends with this chunk."""
     interrupt: bool = False
+    """The frontend yielded the floor here (the Interrupt itself travels on the control socket)."""
     delegates: int = 0
-    recv_delay_ns: int = 0  # capture stamp to the frontend's step call
+    """How many delegate spans closed in this chunk."""
+    recv_delay_ns: int = 0
+    """Capture stamp to the frontend's step call."""
     compute_ns: int = 0
+    """How long the step took."""
     rtf: float = 0.0
+    """compute_ns over the chunk's length."""
     info: dict = field(default_factory=dict)
+    """The frontend's own details (barge-in decisions, model timings)."""
 
 
 @message
 class SpeakText(Message):
-    """frontend -> speech: words to say, in order; dropped if `epoch` is older than the current one."""
+    """frontend -> speech (acknowledges), harness (notes a result being spoken): words to say, in order.
 
-    TYPE = "speak_text"; TOPIC = "dlg.speak"; SENDER = "frontend"; RECEIVER = "speech"
+    Dropped if `epoch` is older than the current one.
+    """
+
+    TYPE = "speak_text"; TOPIC = "dlg.speak"; SENDERS = ("frontend",); RECEIVERS = ("speech", "harness")
     RELIABLE = True
     VOLATILE = frozenset({"id"})
     id: str
+    """Unique id (acknowledgement, de-duplication)."""
     utterance: int
-    index: int  # the chunk that produced it
+    """The assistant turn these words belong to."""
+    index: int
+    """The chunk that produced them."""
     text: str
+    """The words."""
     epoch: int = 0
-    backend_id: str = ""  # set when these words speak a harness result
-    # Optional: the token ids of these words and, in payload frame 0, their LLM hidden states as
-    # float16 (len(token_ids), hidden_dim), for a speech decoder conditioned on them (the Venus voice).
+    """The epoch they were decided in."""
+    backend_id: str = ""
+    """Set when these words speak a harness result (its BackendResult id)."""
     token_ids: list = field(default_factory=list)
+    """Optional: the words' token ids, for a voice conditioned on the LLM (the Venus voice)."""
     hidden_dim: int = 0
+    """Optional: width of their hidden states, float16 (len(token_ids), hidden_dim) in payload frame 0."""
 
 
 @message
 class PlaybackAck(Message):
     """speech -> frontend: one synthesized piece of an utterance has been played out completely."""
 
-    TYPE = "playback_ack"; TOPIC = "dlg.played"; SENDER = "speech"; RECEIVER = "frontend"
+    TYPE = "playback_ack"; TOPIC = "dlg.played"; SENDERS = ("speech",); RECEIVERS = ("frontend",)
     RELIABLE = True
     VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns"})
     id: str
+    """Unique id (acknowledgement, de-duplication)."""
     speak_id: str
+    """The SpeakText this piece came from."""
     utterance: int
+    """Its utterance."""
     seq: int
+    """The piece's number within the SpeakText, from 0."""
     samples: int
-    digest: str  # sha1 of the int16 samples played: replay checks these match
+    """How many samples were played."""
+    digest: str
+    """sha1 of the int16 samples played: replay checks these match."""
     t_start_ns: int = 0
+    """Session time the piece started playing."""
     t_end_ns: int = 0
+    """Session time it ended."""
     epoch: int = 0
-    last: bool = False  # the last piece of this SpeakText
+    """The SpeakText's epoch."""
+    last: bool = False
+    """The last piece of this SpeakText."""
     backend_id: str = ""
-    recv_delay_ns: int = 0  # the SpeakText's stamp to its receipt by the speech node
+    """The harness result these words spoke, if any."""
+    recv_delay_ns: int = 0
+    """The SpeakText's stamp to its receipt by the speech node."""
 
 
 @message
 class PlaybackState(Message):
-    """speech -> frontend, harness, capture: playback started or stopped (best effort, for gating)."""
+    """speech -> frontend, harness: playback started or stopped (best effort, for gating)."""
 
-    TYPE = "playback_state"; TOPIC = "dlg.playstate"; SENDER = "speech"; RECEIVER = "frontend, harness, capture"
+    TYPE = "playback_state"; TOPIC = "dlg.playstate"; SENDERS = ("speech",); RECEIVERS = ("frontend", "harness")
     VOLATILE = frozenset({"t_ns"})
     active: bool
+    """The assistant is audible now."""
     t_ns: int = 0
+    """Session time of the change."""
     utterance: int = -1
+    """The utterance at the head of the queue (-1: none)."""
 
 
 @message
 class Duck(Message):
-    """frontend -> speech: scale playback volume now (barge-in suspected); 1.0 restores."""
+    """capture, frontend -> speech, capture, frontend: scale playback volume now; 1.0 restores.
 
-    TYPE = "duck"; TOPIC = "dlg.duck"; SENDER = "frontend"; RECEIVER = "speech"
+    Capture ducks when the user starts speaking over playback; the frontend's barge-in judge restores the
+    volume once it has decided. Speech applies the gain, capture and the judge track whether it is ducked.
+    """
+
+    TYPE = "duck"; TOPIC = "dlg.duck"
+    SENDERS = ("capture", "frontend"); RECEIVERS = ("speech", "capture", "frontend")
     VOLATILE = frozenset({"onset_ns"})
     gain: float
+    """Playback gain from now on (1.0: full volume)."""
     reason: str = ""
+    """Why (for the journal)."""
     onset_ns: int = 0
+    """The speech onset that caused it, if any."""
 
 
 @message
 class FrontendDone(Message):
     """frontend -> speech: no more speech requests will follow (the input ended)."""
 
-    TYPE = "frontend_done"; TOPIC = "dlg.done"; SENDER = "frontend"; RECEIVER = "speech"
+    TYPE = "frontend_done"; TOPIC = "dlg.done"; SENDERS = ("frontend",); RECEIVERS = ("speech",)
     last_index: int
+    """The last chunk stepped."""
     t_end_ns: int
+    """Session time the input ended."""

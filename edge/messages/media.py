@@ -1,60 +1,83 @@
-"""Media messages: audio chunks and video frames from capture, stamped once."""
+"""Media messages: audio chunks and video frames from capture, stamped once, and the playback reference."""
 from __future__ import annotations
 
 from edge.wire.registry import Message, message
 
+__all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity"]
+
 
 @message
 class AudioChunk(Message):
-    """capture -> frontend (and harness evidence ring): one chunk of 16 kHz mono PCM s16le in payload[0]."""
+    """capture -> frontend (the chunk loop), harness (its evidence ring): one chunk of 16 kHz mono PCM s16le."""
 
-    TYPE = "audio_chunk"; TOPIC = "media.audio"; SENDER = "capture"; RECEIVER = "frontend, harness"
+    TYPE = "audio_chunk"; TOPIC = "media.audio"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness")
     index: int
+    """The chunk's number, from 0."""
     t_start_ns: int
+    """Session time of its first sample."""
     t_end_ns: int
+    """Session time just after its last sample."""
     sample_rate: int = 16000
+    """Samples per second of the PCM in payload frame 0."""
     n_samples: int = 0
+    """How many samples payload frame 0 holds."""
 
 
 @message
 class VideoFrame(Message):
-    """capture -> frontend (and harness evidence ring): one RGB frame, raw rgb24 or jpeg in payload[0]."""
+    """capture -> frontend, harness (its evidence ring): one RGB frame, raw rgb24 or jpeg in payload[0]."""
 
-    TYPE = "video_frame"; TOPIC = "media.video"; SENDER = "capture"; RECEIVER = "frontend, harness"
+    TYPE = "video_frame"; TOPIC = "media.video"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness")
     index: int
+    """The frame's number, from 0."""
     t_ns: int
+    """Session time the frame shows."""
     width: int
+    """Width in pixels."""
     height: int
+    """Height in pixels."""
     encoding: str = "rgb24"
+    """rgb24 (height x width x 3 bytes) or jpeg."""
 
 
 @message
 class EndOfInput(Message):
-    """capture -> everyone: the input (a file) is exhausted after chunk `last_index`."""
+    """capture -> frontend: the input (a file) is exhausted after chunk `last_index`."""
 
-    TYPE = "end_of_input"; TOPIC = "media.end"; SENDER = "capture"; RECEIVER = "frontend, speech, recorder"
+    TYPE = "end_of_input"; TOPIC = "media.end"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
     last_index: int
+    """The last chunk published."""
     t_end_ns: int
+    """Session time the input ends."""
 
 
 @message
 class PlaybackReference(Message):
     """speech -> capture: the exact samples handed to the output device (for echo cancellation), in payload[0]."""
 
-    TYPE = "playback_ref"; TOPIC = "media.playref"; SENDER = "speech"; RECEIVER = "capture"
+    TYPE = "playback_ref"; TOPIC = "media.playref"; SENDERS = ("speech",); RECEIVERS = ("capture",)
     t_ns: int
+    """Session time the first sample is played (on the virtual clock: the end of what is covered so far)."""
     sample_rate: int
+    """The output device's rate."""
     n_samples: int
+    """How many samples (PCM s16le) payload frame 0 holds; 0 when only the time is reported."""
 
 
 @message
 class SpeechActivity(Message):
     """capture -> frontend: user speech started or stopped (sub-chunk VAD on echo-cancelled audio)."""
 
-    TYPE = "speech_activity"; TOPIC = "media.activity"; SENDER = "capture"; RECEIVER = "frontend"
-    kind: str  # "onset" or "offset"
-    onset_ns: int  # when this stretch of speech started
-    t_ns: int  # when the detector decided (onset) or the speech stopped (offset)
-    level_db: float = -120.0  # speech level of the stretch so far, dBFS
-    voiced_ms: float = 0.0  # length of the stretch so far
-    playback: bool = False  # the assistant's audio was playing at the onset
+    TYPE = "speech_activity"; TOPIC = "media.activity"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
+    kind: str
+    """Either onset or offset."""
+    onset_ns: int
+    """When this stretch of speech started."""
+    t_ns: int
+    """When the detector decided (onset) or the speech stopped (offset)."""
+    level_db: float = -120.0
+    """Speech level of the stretch so far, dBFS."""
+    voiced_ms: float = 0.0
+    """Length of the stretch so far."""
+    playback: bool = False
+    """The assistant's audio was playing at the onset."""

@@ -12,6 +12,7 @@ from edge.bargein.judge import BargeInJudge
 from edge.frontend.base import BackendResult, Chunk, Frame, Frontend
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
+from edge.settings import FrontendSettings
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
 
@@ -29,11 +30,11 @@ class _Reply:
 
 class FrontendNode(Node):
     name = "frontend"
-    subscribes = ("media.audio", "media.video", "media.end", "dlg.played", "dlg.playstate", "hrn.result",
-                  "media.activity", "dlg.duck")
+    settings_type = FrontendSettings
 
-    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
-        super().__init__(io, config, restore)
+    def __init__(self, io: NodeIO, settings: FrontendSettings, restore: dict) -> None:
+        super().__init__(io, settings, restore)
+        self.settings: FrontendSettings = settings
         self.frontend: Frontend | None = None
         self.frames: list[Frame] = []
         self.utterance = int(restore.get("utterance", 0))
@@ -51,10 +52,10 @@ class FrontendNode(Node):
 
     def setup(self) -> None:
         # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
-        self.busy_s = float(self.config.get("frontend_busy_s", 60.0))
-        self.frontend = build_frontend(self.config.get("frontend", "null"), self.config)
-        if self.config.get("barge_in", True):
-            self.judge = BargeInJudge(self.frontend, self.config)
+        self.busy_s = self.settings.frontend_busy_s
+        self.frontend = build_frontend(self.settings.frontend, self.settings.models)
+        if self.settings.barge_in:
+            self.judge = BargeInJudge(self.frontend, self.settings.models)
         if self.restore.get("epoch"):
             self.io.epoch = int(self.restore["epoch"])
 
@@ -101,10 +102,9 @@ class FrontendNode(Node):
         self.chunks += 1
         self.compute_ns_total += compute
         self.audio_ns_total += span
-        if out.interrupt:
-            self.io.epoch += 1
+        if out.interrupt:  # sent first: the decision below is then the first data message of the new epoch
+            self.io.interrupt("barge-in", chunk.user_speech_onset_ns)
             self.in_turn = False
-            self.io.control(m.Interrupt(self.io.epoch, "barge-in", chunk.user_speech_onset_ns))
         self.io.publish(m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
             recv_delay, compute, compute / span if span else 0.0, out.info))

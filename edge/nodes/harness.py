@@ -16,19 +16,19 @@ import numpy as np
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
 from edge.harness.build import Built, build_harness
+from edge.settings import HarnessSettings
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.harness")
 
 
-def state_dir(config: dict, restore: dict) -> Path:
+def state_dir(settings: HarnessSettings, restore: dict) -> Path:
     """Where the work-item store lives: configured, beside the journal, or a session temp dir kept across restarts."""
-    hcfg = config.get("harness") or {}
-    if hcfg.get("dir"):
-        return Path(hcfg["dir"])
-    if config.get("journal"):
-        return Path(f"{config['journal']}.harness")
+    if settings.harness.get("dir"):
+        return Path(settings.harness["dir"])
+    if settings.journal:
+        return Path(f"{settings.journal}.harness")
     if restore.get("dir"):
         return Path(restore["dir"])
     return Path(tempfile.mkdtemp(prefix="venus-harness-"))
@@ -36,21 +36,21 @@ def state_dir(config: dict, restore: dict) -> Path:
 
 class HarnessNode(Node):
     name = "harness"
-    subscribes = ("hrn.delegate", "hrn.delivered", "hrn.cancel", "dlg.decision", "dlg.playstate", "dlg.speak",
-                  "media.audio", "media.video")
+    settings_type = HarnessSettings
 
-    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
-        super().__init__(io, config, restore)
+    def __init__(self, io: NodeIO, settings: HarnessSettings, restore: dict) -> None:
+        super().__init__(io, settings, restore)
+        self.settings: HarnessSettings = settings
         self.built: Built | None = None
-        self.dir = state_dir(config, restore)
+        self.dir = state_dir(settings, restore)
         self.accepted = 0
         self.released = 0
 
     def setup(self) -> None:
-        hcfg = dict(self.config.get("harness") or {})
-        if "chat" not in hcfg and self.config.get("frontend") == "default":
+        hcfg = dict(self.settings.harness)
+        if "chat" not in hcfg and self.settings.frontend == "default":
             hcfg["chat"] = "embedded"  # the embedded default answers general requests with its local model
-        self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, int(self.config.get("threads", 1)))
+        self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 
     def start(self) -> None:
@@ -73,8 +73,7 @@ class HarnessNode(Node):
             if env.payload and msg.encoding == "rgb24":
                 h.on_frame(msg.t_ns, np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3))
         elif isinstance(msg, m.ChunkDecision):
-            if msg.interrupt:
-                h.on_interrupt()
+            # An interrupt reaches on_interrupt (on either clock) before this decision of its epoch.
             if h.boundary(idle=msg.control == "listen" and not msg.interrupt) is not None:
                 self.released += 1
         elif isinstance(msg, m.PlaybackState):
@@ -90,7 +89,7 @@ class HarnessNode(Node):
             for wid in targets:
                 h.cancel(wid, msg.reason)
 
-    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
+    def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:
         if self.built is not None:
             self.built.harness.on_interrupt()
 

@@ -4,29 +4,31 @@ from __future__ import annotations
 import datetime
 import time
 
-
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
+from edge.settings import RecorderSettings
 from edge.timeline.journal import JournalWriter
 from edge.wire import Envelope
 
 
 class RecorderNode(Node):
     name = "recorder"
-    subscribes = ("",)  # everything
+    settings_type = RecorderSettings
+    hears_everything = True  # the journal keeps every message on the bus
 
-    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
-        super().__init__(io, config, restore)
+    def __init__(self, io: NodeIO, settings: RecorderSettings, restore: dict) -> None:
+        super().__init__(io, settings, restore)
+        self.settings: RecorderSettings = settings
         self.writer: JournalWriter | None = None
         self.last_flush = time.monotonic()
 
     def setup(self) -> None:
-        path = self.config.get("journal")
+        path = self.settings.journal
         if path:
             # A restarted recorder keeps the first journal and starts a numbered continuation.
             if self.restore.get("parts"):
                 path = f"{path}.{self.restore['parts']}"
-            session = {"kind": "venus-edge-session", "config": self.config,
+            session = {"kind": "venus-edge-session", "config": self.settings.session,
                        "created": datetime.datetime.now(datetime.timezone.utc).isoformat()}
             self.writer = JournalWriter(path, session)
             self.io.control(m.Checkpoint(self.name, {"parts": int(self.restore.get("parts", 0)) + 1}))

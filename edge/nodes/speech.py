@@ -1,31 +1,31 @@
 """The speech node: text in, audio out on the session timeline, each played piece acknowledged.
 
-Live sessions synthesize on a worker thread so control (interrupts) is
-handled within a block; virtual-clock sessions synthesize inline so the
-output is deterministic and replayable.
+How it synthesizes and plays depends on the clock, and lives in
+speech_pacing.py (one strategy per clock, chosen once): live sessions
+synthesize on a worker thread so control (interrupts) is handled within a
+block; virtual-clock sessions synthesize inline so the output is
+deterministic and replayable.
 """
 from __future__ import annotations
 
 import logging
 import queue
-import threading
 
 import numpy as np
 
 from edge import messages as m
-from edge.clock import VirtualClock
-from edge.speech.playback import ReferenceTap, StagedSink
-from edge.settings import duplex_settings
 from edge.graph.node import Node, NodeIO
+from edge.nodes.speech_pacing import RealTimeSpeech, VirtualSpeech
+from edge.settings import SpeechSettings
 from edge.speech.base import SpeechDecoder
 from edge.speech.factory import build_decoder
+from edge.speech.playback import ReferenceTap
 from edge.speech.player import Piece, Player
 from edge.speech.sinks import open_sink
 from edge.wire import Envelope
 from kernels.resample import resample
 
 log = logging.getLogger("edge.speech")
-BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
 
 
 def _hidden_states(msg: m.SpeakText, payload: list[bytes]) -> np.ndarray | None:
@@ -42,40 +42,27 @@ def _hidden_states(msg: m.SpeakText, payload: list[bytes]) -> np.ndarray | None:
 
 class SpeechNode(Node):
     name = "speech"
-    subscribes = ("dlg.speak", "dlg.duck", "dlg.decision", "dlg.done")
+    settings_type = SpeechSettings
 
-    def __init__(self, io: NodeIO, config: dict, restore: dict) -> None:
-        super().__init__(io, config, restore)
-        self.virtual = isinstance(io.clock, VirtualClock)
+    def __init__(self, io: NodeIO, settings: SpeechSettings, restore: dict) -> None:
+        super().__init__(io, settings, restore)
+        self.settings: SpeechSettings = settings
+        self.pacing = VirtualSpeech(self) if io.clock.virtual else RealTimeSpeech(self)
         self.decoder: SpeechDecoder | None = None
         self.player: Player | None = None
         self.ready: queue.Queue[Piece] = queue.Queue()
-        self.work: queue.Queue[tuple[m.SpeakText, int, np.ndarray | None] | None] = queue.Queue()
-        self.busy = 0  # SpeakTexts received and not yet fully synthesized
-        self.busy_lock = threading.Lock()
         self.end: m.FrontendDone | None = None
         self.was_active = False
         self.played_pieces = 0
-        self.echo_ref = bool(config.get("echo_reference", False))
-        # On the virtual clock with a reference, a chunk of audio is handed over ahead (like a device buffer)
-        # so capture can hear it during the chunk it plays in; it waits staged until the chunk has passed.
-        self.chunk_ns = int(config.get("chunk_ms", 1000)) * 1_000_000
-        self.staged: StagedSink | None = None
-        self._ahead_for: tuple[int, int] | None = None  # (chunk index, t_ns): hand over once its speech is in
-        self._worker: threading.Thread | None = None
 
     def setup(self) -> None:
-        self.decoder = build_decoder(self.config.get("voice", "espeak"), self.config)
-        sink = open_sink(self.config.get("speaker"), int(self.config.get("speaker_rate", 24000)))
-        self.echo_ref = self.echo_ref or duplex_settings(self.config).reference
-        if self.echo_ref:
-            if self.virtual:
-                sink = self.staged = StagedSink(sink)
-            sink = ReferenceTap(sink, self._publish_reference)
+        s = self.settings
+        self.decoder = build_decoder(s.voice, s.models)
+        sink = open_sink(s.speaker, s.speaker_rate)
+        if s.reference:
+            sink = ReferenceTap(self.pacing.stage(sink), self._publish_reference)
         self.player = Player(sink)
-        if not self.virtual:
-            self._worker = threading.Thread(target=self._synth_loop, name="speech-synth", daemon=True)
-            self._worker.start()
+        self.pacing.start()
 
     # --- synthesis ----------------------------------------------------------------------
     def _audio(self, msg: m.SpeakText, hidden: np.ndarray | None):
@@ -86,25 +73,27 @@ class SpeechNode(Node):
             return by_states(msg.text, list(msg.token_ids), hidden)
         return self.decoder.synthesize(msg.text)
 
-    def _synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0,
-                    hidden: np.ndarray | None = None) -> None:
+    def synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0,
+                   hidden: np.ndarray | None = None) -> None:
+        """Hand each piece over as the next one comes (streaming), the newest at the end, marked last.
+        `ready_ns`: when the pieces may play (None: when each is handed over)."""
         assert self.decoder is not None and self.player is not None
-        pieces = []
+        newest: np.ndarray | None = None
+        seq = 0
         try:
             for audio in self._audio(msg, hidden):
                 if msg.epoch < self.io.epoch:
                     return  # interrupted while synthesizing
-                pieces.append(resample(audio, self.decoder.sample_rate, self.player.rate))
-                if not self.virtual and len(pieces) > 1:  # stream: hand over all but the newest
-                    self._hand_over(msg, pieces[-2], len(pieces) - 2, False, ready_ns, recv_delay_ns)
+                if newest is not None:
+                    self._hand_over(msg, newest, seq, False, ready_ns, recv_delay_ns)
+                    seq += 1
+                newest = resample(audio, self.decoder.sample_rate, self.player.rate)
         except Exception as exc:  # a decoder failure must not take the node down
             log.error("speech: could not synthesize %r: %s", msg.text[:60], exc)
-            pieces = pieces or [np.zeros(0, np.float32)]
-        if self.virtual:
-            for i, p in enumerate(pieces):
-                self._hand_over(msg, p, i, i == len(pieces) - 1, ready_ns, recv_delay_ns)
-        elif pieces:
-            self._hand_over(msg, pieces[-1], len(pieces) - 1, True, ready_ns, recv_delay_ns)
+            if newest is None:
+                newest = np.zeros(0, np.float32)
+        if newest is not None:
+            self._hand_over(msg, newest, seq, True, ready_ns, recv_delay_ns)
 
     def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None,
                    recv_delay_ns: int) -> None:
@@ -112,84 +101,39 @@ class SpeechNode(Node):
         self.ready.put(Piece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id,
                              recv_delay_ns))
 
-    def _synth_loop(self) -> None:
-        while True:
-            item = self.work.get()
-            if item is None:
-                return
-            msg, delay, hidden = item
-            try:
-                self._synthesize(msg, None, delay, hidden)
-            finally:
-                with self.busy_lock:
-                    self.busy -= 1
-
     # --- messages -------------------------------------------------------------------------
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
         if isinstance(msg, m.SpeakText):
             if msg.epoch < self.io.epoch:
-                if self._ahead_for is not None and self._ahead_for[0] == msg.index:
-                    self._hand_over_ahead(self._ahead_for[1])
+                self.pacing.stale(msg)
                 return
-            delay = self.io.clock.now_ns() - env.t_ns
-            hidden = _hidden_states(msg, env.payload)
-            if self.virtual:
-                self._synthesize(msg, env.t_ns, delay, hidden)
-                self._drain_ready()
-                if self._ahead_for is not None and self._ahead_for[0] == msg.index:
-                    self._hand_over_ahead(self._ahead_for[1])
-            else:
-                with self.busy_lock:
-                    self.busy += 1
-                self.work.put((msg, delay, hidden))
+            self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
         elif isinstance(msg, m.ChunkDecision):
-            if msg.interrupt and env.epoch > self.io.epoch:  # the frontend bumped its epoch before sending
-                self.io.epoch = env.epoch
-                self._cut(env.t_ns)
-            self._play(env.t_ns)
-            if self.staged is not None:
-                self.staged.commit(env.t_ns)
-                if msg.text:  # its words follow this decision: hand over once they are synthesized
-                    self._ahead_for = (msg.index, env.t_ns)
-                else:
-                    self._hand_over_ahead(env.t_ns)
+            self.pacing.decision(env.t_ns, msg)
         elif isinstance(msg, m.Duck):
             assert self.player is not None
             self.player.gain = float(min(1.0, max(0.0, msg.gain)))
-            if self.staged is not None:
-                self.staged.duck(env.t_ns, self.player.gain)
-                self.staged.gain = self.player.gain
+            self.pacing.gain(self.player.gain, env.t_ns)
         elif isinstance(msg, m.FrontendDone) and self.end is None:
             self.end = msg
 
-    def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
-        if not self.virtual:  # virtual sessions cut on the chunk decision, at its own timestamp
-            self._cut(self.io.clock.now_ns())
-
-    def _hand_over_ahead(self, t_ns: int) -> None:
-        """Virtual clock: give the device the next chunk's audio now and publish it as the reference."""
+    def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:
+        """The one way speech is cut, on either clock: everything older than the new epoch stops at `t_ns`."""
         assert self.player is not None
-        self._ahead_for = None
-        self._play(t_ns + self.chunk_ns)
-        # Silence counts too: capture waits until the reference covers the chunk it is about to cut.
-        self.io.publish(m.PlaybackReference(t_ns + self.chunk_ns, self.player.rate, 0), t_ns=t_ns)
-
-    def _publish_reference(self, t_ns: int, n: int, pcm: bytes) -> None:
-        stamp = min(t_ns, self.io.clock.now_ns()) if self.virtual else None
-        self.io.publish(m.PlaybackReference(t_ns, self.player.rate if self.player else 0, n), [pcm], t_ns=stamp)
-
-    def _cut(self, t_ns: int) -> None:
-        assert self.player is not None
-        self._drain_ready()
+        self.drain_ready()
         cut = self.player.cut(self.io.epoch, t_ns)
         self.player.gain = 1.0
-        if self.staged is not None:
-            self.staged.gain = 1.0
+        self.pacing.gain(1.0, None)
         if cut:
             log.info("speech: interrupt cut %d piece(s) at %.3f s", len(cut), t_ns / 1e9)
 
-    def _drain_ready(self) -> None:
+    def _publish_reference(self, t_ns: int, n: int, pcm: bytes) -> None:
+        self.io.publish(m.PlaybackReference(t_ns, self.player.rate if self.player else 0, n), [pcm],
+                        t_ns=self.pacing.stamp(t_ns))
+
+    def drain_ready(self) -> None:
+        """Queue every synthesized piece of the current epoch for playback."""
         assert self.player is not None
         while True:
             try:
@@ -199,36 +143,25 @@ class SpeechNode(Node):
             if piece.epoch >= self.io.epoch:
                 self.player.enqueue(piece)
 
-    def _play(self, now_ns: int) -> None:
+    def play(self, now_ns: int) -> None:
+        """Play everything due up to `now_ns`; acknowledge finished pieces, announce playback turning on or off."""
         assert self.player is not None
-        self._drain_ready()
+        self.drain_ready()
         for p in self.player.advance(now_ns):
             self.played_pieces += 1
             self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
                                           p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
                                           p.backend_id, p.recv_delay_ns))
-        active = self.player.active or (self.player.pending() and not self.virtual)
+        active = self.pacing.audible(self.player.active, self.player.pending())
         if active != self.was_active:
             self.was_active = active
             head = self.player.queue[0].utterance if self.player.queue else -1
             self.io.publish(m.PlaybackState(active, now_ns, head))
 
     def tick(self) -> float | None:
-        assert self.player is not None
-        if self.virtual:
-            if self.end is not None and not self.done:
-                self._play(self.player.end_ns() + 1)  # nothing more will come: play out the rest
-                self._finish()
-            return 0.05
-        self._play(self.io.clock.now_ns())
-        if self.end is not None and not self.done:
-            with self.busy_lock:
-                idle = self.busy == 0
-            if idle and self.ready.empty() and not self.player.pending():
-                self._finish()
-        return BLOCK_S
+        return self.pacing.tick()
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
         assert self.player is not None and self.end is not None
         self.player.sink.close(max(self.end.t_end_ns, self.player.cursor_ns))
         self.done = True
@@ -237,10 +170,8 @@ class SpeechNode(Node):
         return {"played": self.played_pieces}
 
     def close(self) -> None:
-        self.work.put(None)
+        self.pacing.close()
         if self.player is not None and not self.done:
             self.player.sink.close(self.player.cursor_ns)
         if self.decoder is not None:
             self.decoder.close()
-
-

@@ -6,6 +6,7 @@ said, played and delegated, message by message.
 """
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,6 @@ import soundfile as sf
 from edge import messages as m
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal, JournalError, content
-
-SESSION_FIELDS = set(SessionConfig.__dataclass_fields__) - {"extra"}
 
 
 @dataclass
@@ -57,18 +56,14 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
 def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | None = None,
            speaker: str | None = None, inprocess: bool = True) -> ReplayResult:
     original = Journal(path)
-    config = dict(original.session.get("config", {}))
+    recorded = SessionConfig.from_dict(original.session.get("config", {}))
     work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
     wav, frames = extract_input(original, work)
-    known = {k: v for k, v in config.items() if k in SESSION_FIELDS}
     # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
     # room again, or cancelling a second time, would change the input the session decided on.
-    known.update(room_echo=None, echo_cancel=False)
-    extra = {k: v for k, v in config.items() if k not in SESSION_FIELDS}
-    cfg = SessionConfig(**{**known, "mic": str(wav), "camera": str(frames) if frames else None,
-                           "speaker": speaker or str(work / "reply.wav"),
-                           "journal": str(out_journal or work / "replay.journal"), "realtime": False,
-                           "pace": 1.0}, extra=extra)
+    cfg = dataclasses.replace(recorded, room_echo=None, echo_cancel=False, mic=str(wav),
+                              camera=str(frames) if frames else None, speaker=speaker or str(work / "reply.wav"),
+                              journal=str(out_journal or work / "replay.journal"), realtime=False, pace=1.0)
     report = run_session(cfg, inprocess=inprocess)
     if not report.ok:
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")

@@ -26,7 +26,7 @@ def test_round_trip_keeps_fields_and_payload():
 
 def test_every_registered_type_names_sender_and_receiver():
     for name, cls in all_types().items():
-        assert cls.SENDER and cls.RECEIVER, name
+        assert cls.SENDERS and cls.RECEIVERS, name
         assert "->" in (cls.__doc__ or ""), f"{name} docstring must say who sends it to whom"
 
 

@@ -1,0 +1,138 @@
+"""How capture cuts chunks on each clock, chosen once per node: real time, or the virtual clock.
+
+Real time: a file is read as its samples fall due (sped up by `pace`),
+a device paces itself; with a listener (echo cancellation, onset
+detection) input goes 20 ms at a time so a duck goes out within a block
+of the onset, and messages are stamped when they leave. Virtual clock:
+chunks go as fast as the graph allows, every message is stamped with the
+time it describes, and with echo cancellation a chunk waits until the
+speech node has handed over what plays during it.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from edge.capture.audio import RATE
+from edge.capture.listener import Activity
+from edge.clock import VirtualClock
+
+if TYPE_CHECKING:
+    from edge.nodes.capture import CaptureNode
+
+log = logging.getLogger("edge.capture")
+
+BLOCK = 320  # 20 ms: echo cancellation and onset detection run on blocks this size
+REF_WAIT_S = 60.0  # virtual clock: how long to wait for the playback reference before going on without it
+
+
+class RealTimeCapture:
+    virtual = False
+
+    def __init__(self, node: "CaptureNode") -> None:
+        self.node = node
+        self.pending = np.zeros(0, np.float32)  # blocks of the chunk being cut (with a listener)
+
+    def tick(self) -> float:
+        n = self.node
+        assert n.audio is not None
+        if n.listener is not None:
+            return self._tick_block()
+        if not n.audio.live:
+            wait = self._due_ns(n.index) - n.io.clock.now_ns()
+            if wait > 0:
+                return wait / 1e9
+        return n.cut_chunk()
+
+    def _due_ns(self, k: int) -> int:
+        """When chunk k's last sample is there (a file paced in real time)."""
+        return int((k + 1) * self.node.chunk_ns / self.node.settings.pace)
+
+    def _tick_block(self) -> float:
+        """Clean and watch 20 ms at a time, so a duck goes out within a block of the onset."""
+        n = self.node
+        assert n.audio is not None
+        start = n.index * n.chunk_samples + len(self.pending)
+        if not n.audio.live:  # a file paced in real time: each block when its last sample is due
+            wait = int((start + BLOCK) * 1e9 / RATE / n.settings.pace) - n.io.clock.now_ns()
+            if wait > 0:
+                return wait / 1e9
+        block = n.audio.read(BLOCK)
+        if block is None:
+            if n.audio.live:
+                return 0.005
+            if len(self.pending):
+                n.publish_chunk(np.concatenate([self.pending, np.zeros(n.chunk_samples - len(self.pending),
+                                                                       np.float32)]))
+                self.pending = np.zeros(0, np.float32)
+            n.finish()
+            return 0.5
+        self.pending = np.concatenate([self.pending, n.listen(block, start)])
+        if len(self.pending) >= n.chunk_samples:
+            chunk, self.pending = self.pending[:n.chunk_samples], self.pending[n.chunk_samples:]
+            n.publish_chunk(chunk)
+        return 0.0
+
+    def stamp(self, t_ns: int) -> int | None:
+        """The stamp of a message about session time `t_ns`: None, stamped when it leaves."""
+        return None
+
+    def ducked(self, ev: Activity) -> None:
+        """Capture asked speech to duck; the reference it hears next is already ducked."""
+
+    def reach(self, t_ns: int) -> None:
+        """A chunk ending at `t_ns` is about to go out: the real clock is there already."""
+
+
+class VirtualCapture:
+    virtual = True
+
+    def __init__(self, node: "CaptureNode") -> None:
+        self.node = node
+        assert isinstance(node.io.clock, VirtualClock)
+        self.clock: VirtualClock = node.io.clock
+        self.ref_wait_since: float | None = None
+        self.ref_wait_given_up = False
+        self.ref_misses = 0
+
+    def tick(self) -> float:
+        n = self.node
+        if n.settings.duplex.reference and n.listener is not None and not self._reference_ready():
+            return 0.001  # the speech node has not yet handed over what plays during this chunk
+        return n.cut_chunk()
+
+    def _reference_ready(self) -> bool:
+        """The reference must cover chunk k (handed over after chunk k-1's decision)."""
+        n = self.node
+        assert n.listener is not None
+        if n.index == 0 or self.ref_wait_given_up:
+            return True
+        if n.listener.refs.covered_ns >= (n.index + 1) * n.chunk_ns:
+            self.ref_wait_since = None
+            return True
+        now = time.monotonic()
+        self.ref_wait_since = self.ref_wait_since or now
+        if now - self.ref_wait_since > REF_WAIT_S:
+            self.ref_misses += 1
+            self.ref_wait_since = None
+            self.ref_wait_given_up = self.ref_misses >= 3  # no speech node answers: stop waiting for one
+            log.warning("capture: no playback reference for chunk %d after %.0f s; going on without it%s",
+                        n.index, REF_WAIT_S, " (and no longer waiting)" if self.ref_wait_given_up else "")
+            return True
+        return False
+
+    def stamp(self, t_ns: int) -> int | None:
+        """The stamp of a message about session time `t_ns`: that time itself, so a replay stamps the same."""
+        return t_ns
+
+    def ducked(self, ev: Activity) -> None:
+        """The reference was handed over ahead of time: lower it from the onset on, as the speech node does."""
+        assert self.node.listener is not None
+        self.node.listener.refs.scale_from(ev.t_ns, self.node.settings.duplex.duck_gain)
+
+    def reach(self, t_ns: int) -> None:
+        """A chunk ending at `t_ns` is about to go out: the session clock moves there."""
+        self.clock.advance_to(t_ns)
