@@ -34,7 +34,7 @@ from edge.timeline.journal import Journal
 
 # board: (bundle variant, MemTotal in kB as the README's table has it, context, KV type, frames per second)
 BOARDS = {
-    "orin-nano-8": ("audio", 7_760_000, 2048, "q8_0", 0.0),  # every one differs from the runtime's default
+    "orin-nano-8": ("audio", 7_760_000, 4096, "q8_0", 0.0),  # KV type and frame rate differ from the default
     "orin-agx-32": ("omni", 32_090_000, 8192, "f16", 0.5),  # a camera read every 2 s
 }
 TRAINED_CONTEXT = 4096  # the tiny checkpoint's max_position_embeddings: llama.cpp never goes past it

@@ -123,9 +123,11 @@ def test_a_frame_rate_of_zero_leaves_the_camera_unread(fps, tmp_path) -> None:
     """--video-fps 0 (the 8 GB boards' profile): capture opens no camera at all."""
     from edge.clock import MonotonicClock
     from edge.nodes.capture import CaptureNode
+    from edge.settings import SessionConfig, node_settings
 
     io = types.SimpleNamespace(clock=MonotonicClock())
-    node = CaptureNode(io, {"mic": str(_wav(tmp_path)), "camera": "picamera", "video_fps": fps}, {})
+    cfg = SessionConfig(mic=str(_wav(tmp_path)), camera="picamera", video_fps=fps)
+    node = CaptureNode(io, node_settings(cfg, ["capture"])["capture"], {})
     node.setup()  # the stand-in-less picamera would fail to open: it must not be asked
     assert node.video is None
     node.close()
