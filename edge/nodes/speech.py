@@ -6,6 +6,7 @@ output is deterministic and replayable.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -63,6 +64,8 @@ class SpeechNode(Node):
         self.staged: StagedSink | None = None
         self._ahead_for: tuple[int, int] | None = None  # (chunk index, t_ns): hand over once its speech is in
         self._worker: threading.Thread | None = None
+        self.turn_ends: set[int] = set()  # chunks whose decision ended the turn
+        self.last_speak: m.SpeakText | None = None
 
     def setup(self) -> None:
         self.decoder = build_decoder(self.config.get("voice", "espeak"), self.config)
@@ -79,12 +82,31 @@ class SpeechNode(Node):
 
     # --- synthesis ----------------------------------------------------------------------
     def _audio(self, msg: m.SpeakText, hidden: np.ndarray | None):
-        """The decoder's pieces: conditioned on hidden states when they came and the decoder takes them."""
+        """The decoder's pieces: conditioned on hidden states when they came and the decoder takes them; a
+        decoder that keeps a turn's state across chunks also learns the turn and whether it ends here."""
         assert self.decoder is not None
         by_states = getattr(self.decoder, "synthesize_states", None)
-        if by_states is not None and hidden is not None:
-            return by_states(msg.text, list(msg.token_ids), hidden)
+        if by_states is not None and (hidden is not None or not msg.text):
+            turn = {"turn": (msg.epoch, msg.utterance), "final": msg.index in self.turn_ends} \
+                if getattr(self.decoder, "keeps_turns", False) else {}
+            return by_states(msg.text, list(msg.token_ids), hidden, **turn)
         return self.decoder.synthesize(msg.text)
+
+    def _end_turn(self, index: int, t_ns: int) -> None:
+        """A turn ended without words in its last chunk: let out what a turn-keeping decoder still holds."""
+        last = self.last_speak
+        if last is None or last.epoch < self.io.epoch or not getattr(self.decoder, "keeps_turns", False):
+            return
+        self.last_speak = None
+        tail = dataclasses.replace(last, id=self.io.new_id(), index=index, text="", token_ids=[], hidden_dim=0)
+        self.turn_ends.add(index)
+        if self.virtual:
+            self._synthesize(tail, t_ns)
+            self._drain_ready()
+        else:
+            with self.busy_lock:
+                self.busy += 1
+            self.work.put((tail, 0, None))
 
     def _synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0,
                     hidden: np.ndarray | None = None) -> None:
@@ -134,6 +156,7 @@ class SpeechNode(Node):
                 return
             delay = self.io.clock.now_ns() - env.t_ns
             hidden = _hidden_states(msg, env.payload)
+            self.last_speak = None if msg.index in self.turn_ends else msg
             if self.virtual:
                 self._synthesize(msg, env.t_ns, delay, hidden)
                 self._drain_ready()
@@ -147,6 +170,10 @@ class SpeechNode(Node):
             if msg.interrupt and env.epoch > self.io.epoch:  # the frontend bumped its epoch before sending
                 self.io.epoch = env.epoch
                 self._cut(env.t_ns)
+            if msg.turn_end:  # its words (sent next) end the turn; without words, the turn's tail goes now
+                self.turn_ends = {i for i in self.turn_ends if i > msg.index - 64} | {msg.index}
+                if not msg.text:
+                    self._end_turn(msg.index, env.t_ns)
             self._play(env.t_ns)
             if self.staged is not None:
                 self.staged.commit(env.t_ns)
@@ -161,6 +188,7 @@ class SpeechNode(Node):
                 self.staged.duck(env.t_ns, self.player.gain)
                 self.staged.gain = self.player.gain
         elif isinstance(msg, m.FrontendDone) and self.end is None:
+            self._end_turn(-1, env.t_ns)  # the session ends inside a turn: its tail is still spoken
             self.end = msg
 
     def on_interrupt(self, epoch: int, msg: m.Interrupt) -> None:
