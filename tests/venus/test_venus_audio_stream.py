@@ -80,3 +80,29 @@ def test_a_half_second_chunk_prefills_half_a_seconds_audio(exported_audio_bundle
     finally:
         half.close()
         full.close()
+
+
+def test_a_session_with_half_second_chunks(exported_audio_bundle, tmp_path):
+    """`--chunk-ms 500` through the process graph: every chunk prefills half a second, a turn over two chunks
+    is spoken whole."""
+    import soundfile as sf
+
+    from edge import messages as m
+    from edge.session import SessionConfig, run_session
+    from edge.timeline.journal import Journal
+
+    wav = tmp_path / "in.wav"
+    sf.write(wav, speechy(4.0, seed=8), 16000, subtype="PCM_16")
+    forced = {"*": ["<|listen|>"], "2": ["<|speak|>", "one two", "<|chunk_eos|>"], "3": ["three", "<|turn_eos|>"]}
+    cfg = SessionConfig(mic=str(wav), speaker=str(tmp_path / "out.wav"), journal=str(tmp_path / "s.journal"),
+                        frontend=f"bundle:{exported_audio_bundle}", voice=f"bundle:{exported_audio_bundle}",
+                        chunk_ms=500, realtime=False, extra={"venus": {**BASE, "forced": forced}})
+    report = run_session(cfg)
+    assert report.ok, report.reason
+    journal = Journal(tmp_path / "s.journal")
+    decisions = [msg for _, msg in journal.messages(m.ChunkDecision)]
+    assert len(decisions) == 8 and all(d.info["prefill"] == 1 + 5 for d in decisions)
+    assert [d.control for d in decisions[1:5]] == ["listen", "speak", "speak", "listen"] and decisions[3].turn_end
+    out, rate = sf.read(str(tmp_path / "out.wav"), dtype="float32")
+    spoken = np.flatnonzero(np.abs(out) > 1e-4)
+    assert len(spoken) and spoken[0] >= int(1.5 * rate)  # the words of chunk 2 (1.0-1.5 s) follow it

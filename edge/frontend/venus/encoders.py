@@ -19,6 +19,12 @@ Each embedding is returned once. So a second fed as two halves ends with the
 same cache, and returns the same last five embeddings, as the whole second
 fed at once; its first five are what the first half alone gives (measured
 against the whole second in tests/venus/test_venus_audio_stream.py).
+Two differences from the reference's streaming front end, both at block
+edges: its log-mel waits for real right context (its first chunk is 1035 ms),
+where a block's last two frames here read reflect padding so the block commits
+the moment its last sample is in; and it hands its convolutions one
+neighbouring frame on each side, which the exported graph does not take (its
+convolutions zero-pad at the block's edges).
 Vision: each slice of a frame gives 64 embeddings.
 """
 from __future__ import annotations
