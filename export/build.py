@@ -1,8 +1,10 @@
-"""`venus-export build`: a checkpoint to a bundle (GGUF LLM and TTS, ONNX media parts, manifest).
+"""`venus-export build`: a checkpoint to a bundle (GGUF LLM and TTS, ONNX media parts, voice, manifest).
 
 Each part carries a hash of its inputs (the source files it reads, its options
 and the tool versions); a re-run reuses a part whose hash is unchanged and whose
-files are still there, and removes files of parts no longer asked for.
+files are still there, and removes files of parts no longer asked for. The
+manifest's `runtime` section holds the checkpoint facts the device needs
+(export/runtime_config.py), so a bundle never reads its source checkpoint.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from export.errors import ExportError
 from export.fit import ENCODER_ORDER, check_fit
 from export.llm_gguf import convert_llm
 from export.manifest import (EXPORTER_VERSION, bundle_files, checkpoint_files, code_hash, hash_files, inputs_key,
-                             new_manifest, try_load_manifest, write_manifest)
+                             new_manifest, sha256_file, try_load_manifest, write_manifest)
 from export.onnx_bridge import build_onnx, onnx_available
 from export.gguf_types import gguf_type
 from export.quantize import quantize
+from export.runtime_config import runtime_config
 from export.trt_status import tensorrt_status
 from export.tts_gguf import convert_tts, convert_tts_extras
+from export.voice_prompt import SPEAKER_GRAPH, TOKENIZER_GRAPH, default_voice, write_voice
 
 BASE = "F16"
 CACHE = ".cache"
@@ -45,6 +49,7 @@ class BuildOptions:
     dry_run: bool = False
     progress: bool = True
     threads: int = 0
+    voice: Path | None = None  # reference recording of the bundle's voice; None: default_voice()
 
 
 @dataclass
@@ -130,12 +135,40 @@ def _reusable(prev: dict | None, job: Job, bundle: Path) -> dict | None:
     return None
 
 
+def _voice_part(reader: CheckpointReader, bundle: Path, opts: BuildOptions, onnx_parts: list[dict], src: dict,
+                prev: dict | None) -> list[dict]:
+    """The voice prompt, made with the checkpoint's own graphs, wherever the bundle can speak (token2wav built)."""
+    encoder = next((p for p in onnx_parts if p.get("role") == "token2wav_encoder"), None)
+    if encoder is None:
+        return []
+    reference = opts.voice or default_voice()
+    assets = reader.path / "assets" / "token2wav"
+    graphs = {g: src.get(f"assets/token2wav/{g}", {}).get("sha256") for g in (SPEAKER_GRAPH, TOKENIZER_GRAPH)}
+    key = inputs_key(EXPORTER_VERSION, "voice", sha256_file(reference), graphs, code_hash("voice_prompt",
+                                                                                           "voice_features"))
+    old = next((p for p in (prev or {}).get("parts", []) if p.get("role") == "token2wav-voice"), None)
+    sizes = (prev or {}).get("files", {})
+    intact = old is not None and all((bundle / f).is_file() and (bundle / f).stat().st_size ==
+                                     sizes.get(f, {}).get("size") for f in old["files"])
+    if intact and old.get("inputs_key") == key:
+        tqdm.write("skip token2wav-voice (inputs unchanged)", file=sys.stderr)
+        return [old]
+    tqdm.write(f"make token2wav-voice from {reference.name}", file=sys.stderr)
+    spk = next((i["shape"] for i in encoder["shapes"].get("inputs", []) if i["name"] == "spk_embedding"), [1, 192])
+    codebook = int((reader.config.get("tts_config") or {}).get("num_audio_tokens", 6562)) - 1
+    return [write_voice(bundle, reference, assets, codebook, int(spk[-1]), key, opts.voice is None,
+                        max(1, opts.threads))]
+
+
 def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     """Build (or bring up to date) the bundle at `bundle`; returns its manifest."""
     reader = CheckpointReader(checkpoint)
     _validate(opts)
     fit = check_fit(reader.config, reader.variant, opts.device, opts.types, opts.encoders, opts.tts_types[0],
                     opts.context, opts.kv_type)
+    runtime = runtime_config(reader)
+    if opts.voice is not None and not opts.voice.is_file():
+        raise ExportError(f"The reference voice {opts.voice} does not exist; give a WAV file with --voice.")
     prev = try_load_manifest(bundle) if bundle.is_dir() else None
     manifest = new_manifest(reader.variant)
     tools = manifest["tools"]
@@ -153,6 +186,7 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
             print(f"{state:6} {job.name:16} {job.precision:8} -> {', '.join(job.files)}")
         state = "build" if opts.onnx and onnx_available() else "skip"
         print(f"{state:6} onnx parts       {','.join(opts.encoders):8} -> onnx/")
+        print(f"{state:6} token2wav-voice  {(opts.voice or default_voice()).name} -> voice/ (when token2wav is built)")
         print(f"target {opts.device}: " + ("fit checked" if fit.get("checked") else "fit not checked"))
         return manifest
 
@@ -172,7 +206,8 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
         if e["shapes"].get("quantized_from") == BASE:  # a quantized file has its base's dimensions
             e["shapes"] = {**base_shapes.get(e["role"], {}), **e["shapes"]}
     if opts.onnx:
-        parts += build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
+        onnx_parts = build_onnx(reader, bundle, opts.encoders, onnx_key, prev, opts.progress)
+        parts += onnx_parts + _voice_part(reader, bundle, opts, onnx_parts, src, prev)
 
     keep = {f for p in parts + cache for f in p["files"]}
     made_before = set((prev or {}).get("files", {})) | set((prev or {}).get("cache_files", {}))
@@ -183,6 +218,7 @@ def build(checkpoint: Path, bundle: Path, opts: BuildOptions) -> dict:
     manifest.update({
         "target": {"device": opts.device, "context": opts.context, "fit": fit},
         "source": {"path": str(checkpoint.resolve()), "files": src},
+        "runtime": runtime,
         "parts": parts,
         "cache": cache,
         "tensorrt": tensorrt_status(),

@@ -32,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--context", type=int, default=4096, help="LLM context the fit check plans for")
     b.add_argument("--kv", default="f16", help="KV cache type the fit check plans for (f16, q8_0, q4_0)")
     b.add_argument("--threads", type=int, default=0, help="quantizer threads (0: up to 4)")
+    b.add_argument("--voice", type=Path, help="reference recording (WAV) of the bundle's voice; default: the "
+                   "project's own edge/assets/two_plus_two.wav")
     b.add_argument("--no-onnx", action="store_true", help="leave the ONNX parts out (GGUF parts only)")
     b.add_argument("--dry-run", action="store_true", help="print what would be built and stop")
     b.add_argument("--no-progress", action="store_true")
@@ -91,8 +93,7 @@ def _run(args: argparse.Namespace) -> int:
 
         opts = BuildOptions(types=args.types, tts_types=args.tts_types, encoders=args.encoders, device=args.device,
                             context=args.context, kv_type=args.kv, onnx=not args.no_onnx, dry_run=args.dry_run,
-                            progress=not args.no_progress,
-                            threads=args.threads)
+                            progress=not args.no_progress, threads=args.threads, voice=args.voice)
         manifest = build(args.checkpoint, args.out, opts)
         if not args.dry_run:
             n = len(manifest["files"])

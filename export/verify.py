@@ -1,7 +1,10 @@
 """`venus-export verify`: a bundle's files against its manifest and, given the checkpoint, its numerics.
 
 Hashes first: a changed or missing file is reported in one sentence and its
-part is not run. With the checkpoint, every GGUF is run in llama.cpp and
+part is not run. The manifest's runtime section must be there (and, given the
+checkpoint, equal what the checkpoint resolves to); the voice prompt must match
+its manifest entry (and be remade the same from its recording with the
+checkpoint's graphs). With the checkpoint, every GGUF is run in llama.cpp and
 compared to the PyTorch reference (KL divergence, top-1 agreement), and the
 ONNX parts are checked by export.onnx's own verify when it is present.
 """
@@ -16,6 +19,8 @@ from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.gguf_types import TYPES, GgufType
 from export.manifest import checkpoint_files, hash_files, load_manifest, sha256_file
+from export.runtime_config import runtime_config
+from export.verify_voice import voice_rows
 
 PROMPT = ("<|im_start|>user\nHello, what is the weather today? Please check.<|im_end|>\n<|im_start|>assistant\n"
           "<|speak|>Sure, one moment.<delegate>find the weather for today</delegate><|turn_eos|><|listen|>")
@@ -106,9 +111,18 @@ def verify(bundle: Path, checkpoint: Path | None = None, n_threads: int = 1) -> 
     """All verification rows for the bundle (and the checkpoint, when given)."""
     manifest = load_manifest(bundle)
     rows, bad = check_hashes(bundle, manifest)
+    has_runtime = isinstance(manifest.get("runtime"), dict)
+    rows.append(row("runtime", "section", "present" if has_runtime else "missing", "present", has_runtime))
+    if not has_runtime:
+        print("The manifest has no runtime section, so a device cannot run the bundle; rebuild it with this "
+              "venus-export build.")
     if checkpoint is None:
-        return rows
+        return rows + voice_rows(bundle, manifest, bad, None)
     reader = CheckpointReader(checkpoint)
+    if has_runtime:
+        same = runtime_config(reader) == manifest["runtime"]
+        rows.append(row("runtime", "vs checkpoint", "same" if same else "differs", "same", same))
+    rows += voice_rows(bundle, manifest, bad, reader.path / "assets" / "token2wav")
     src = manifest.get("source", {}).get("files", {})
     now = hash_files(checkpoint, checkpoint_files(checkpoint), src, "hash checkpoint")
     same = {k: v["sha256"] for k, v in now.items()} == {k: v["sha256"] for k, v in src.items()}

@@ -1,19 +1,20 @@
 """Opening a Venus bundle: the manifest is checked before anything is loaded.
 
 Checks, each failing with one sentence: the manifest's format, every file's
-size and sha256, the variant (omni needs a vision graph), the precision asked
-for, and the device (a bundle fitted to another device is refused; a TensorRT
+size and sha256, the runtime section (the checkpoint facts the device needs;
+the source checkpoint is never read), the variant (omni needs a vision graph),
+the precision asked for, and the device (a bundle fitted to another device is refused; a TensorRT
 engine built for another GPU or TensorRT falls back to its ONNX graph, with a
 note saying so).
 """
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
+from edge.bundle.runtime import RuntimeConfig, RuntimeConfigError, read_runtime
 
 log = logging.getLogger("edge.venus")
 
@@ -42,7 +43,7 @@ class Bundle:
     voice: Path | None = None  # token2wav voice prompt (npz: prompt_tokens, prompt_mel, spk_embedding)
     noise: Path | None = None  # token2wav sampler noise (npy), when the exporter wrote it apart
     token2wav: dict = field(default_factory=dict)  # the stream contract recorded by the exporter, if any
-    config: dict = field(default_factory=dict)  # the checkpoint's config facts the runtime needs
+    runtime: RuntimeConfig = field(default_factory=lambda: RuntimeConfig(None, None, None))
     notes: list[str] = field(default_factory=list)  # fallbacks taken, one sentence each
 
 
@@ -93,15 +94,6 @@ def _check_device(manifest: dict, device: str) -> None:
                           f"venus-export build --device {device}.")
 
 
-def _source_config(manifest: dict) -> dict:
-    """Slicing and TTS facts of the source checkpoint, when its config.json is still at hand."""
-    src = Path(str((manifest.get("source") or {}).get("path", ""))) / "config.json"
-    try:
-        return json.loads(src.read_text()) if src.is_file() else {}
-    except (OSError, json.JSONDecodeError):
-        return {}
-
-
 def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: str | None = None,
                 device: str = "auto", verify_hashes: bool = True) -> Bundle:
     from edge.bundle.engines import usable_engines
@@ -112,6 +104,13 @@ def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: 
     if variant not in ("omni", "audio"):
         raise BundleError(f"the manifest's variant is {variant!r}; a Venus bundle is omni or audio.")
     verify_files(root, manifest, verify_hashes)
+    try:
+        runtime = read_runtime(manifest)
+    except RuntimeConfigError as exc:
+        raise BundleError(str(exc)) from None
+    if runtime.audio is None:
+        raise BundleError("the manifest's runtime section has no audio settings, so the audio encoder cannot be "
+                          "driven; rebuild the bundle with this venus-export build.")
     _check_device(manifest, device)
     parts = [p for p in manifest.get("parts", []) if isinstance(p, dict)]
     llm = _pick([p for p in parts if p.get("kind") == "gguf"], "llm", GGUF_ORDER, precision, "LLM GGUF")
@@ -138,6 +137,9 @@ def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: 
                           "venus-export build and the export extra installed.")
     if variant == "omni" and "vision" not in graphs:
         raise BundleError("this omni bundle has no vision graph; rebuild it, or use an audio bundle.")
+    if variant == "omni" and runtime.vision is None:
+        raise BundleError("this omni bundle's manifest has no runtime.vision settings (slicing), so frames cannot "
+                          "be cut as the model expects; rebuild it with this venus-export build.")
     def files_of(*roles: str, ext: str = "") -> Path | None:
         return next((root / f for p in parts if str(p.get("role", p.get("name"))).replace("_", "-") in roles
                      for f in p.get("files", []) if f.endswith(ext)), None)
@@ -146,12 +148,11 @@ def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: 
     noise = files_of("token2wav-noise", ext=".npy")
     extras = files_of("tts-extras", ext=".npz") or next(
         (root / f for f in (tts or {}).get("files", []) if f.endswith(".npz")), None)
-    contract = next((dict(p["shapes"]["token2wav"]) for p in parts
-                     if isinstance((p.get("shapes") or {}).get("token2wav"), dict)), {})
-    config = _source_config(manifest)
+    contract = next((dict(p["contract"]) for p in parts  # the stream contract each token2wav graph carries
+                     if str(p.get("role", "")).startswith("token2wav") and isinstance(p.get("contract"), dict)), {})
     bundle = Bundle(root, manifest, variant, root / llm["files"][0], str(llm.get("precision")),
                     root / tts["files"][0] if tts else None, extras,
-                    graphs, graph_precision, voice=voice, noise=noise, token2wav=contract, config=config)
+                    graphs, graph_precision, voice=voice, noise=noise, token2wav=contract, runtime=runtime)
     bundle.engines, notes = usable_engines(root, graphs)
     bundle.notes.extend(notes)
     for note in bundle.notes:

@@ -8,6 +8,7 @@ deterministic and replayable.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 
@@ -54,6 +55,8 @@ class SpeechNode(Node):
         self.end: m.FrontendDone | None = None
         self.was_active = False
         self.played_pieces = 0
+        self.turn_ends: set[int] = set()  # chunks whose decision ended the turn
+        self.last_speak: m.SpeakText | None = None  # the current turn's latest words (a turn-keeping voice)
 
     def setup(self) -> None:
         s = self.settings
@@ -66,12 +69,25 @@ class SpeechNode(Node):
 
     # --- synthesis ----------------------------------------------------------------------
     def _audio(self, msg: m.SpeakText, hidden: np.ndarray | None):
-        """The decoder's pieces: conditioned on hidden states when they came and the decoder takes them."""
+        """The decoder's pieces: conditioned on hidden states when they came and the decoder takes them; a
+        decoder that keeps a turn's state across chunks also learns the turn and whether it ends here."""
         assert self.decoder is not None
         by_states = getattr(self.decoder, "synthesize_states", None)
-        if by_states is not None and hidden is not None:
-            return by_states(msg.text, list(msg.token_ids), hidden)
+        if by_states is not None and (hidden is not None or not msg.text):
+            turn = {"turn": (msg.epoch, msg.utterance), "final": msg.index in self.turn_ends} \
+                if getattr(self.decoder, "keeps_turns", False) else {}
+            return by_states(msg.text, list(msg.token_ids), hidden, **turn)
         return self.decoder.synthesize(msg.text)
+
+    def _end_turn(self, index: int, t_ns: int) -> None:
+        """A turn ended without words in its last chunk: let out what a turn-keeping decoder still holds."""
+        last = self.last_speak
+        if last is None or last.epoch < self.io.epoch or not getattr(self.decoder, "keeps_turns", False):
+            return
+        self.last_speak = None
+        tail = dataclasses.replace(last, id=self.io.new_id(), index=index, text="", token_ids=[], hidden_dim=0)
+        self.turn_ends.add(index)
+        self.pacing.speak(tail, t_ns, 0, None)
 
     def synthesize(self, msg: m.SpeakText, ready_ns: int | None, recv_delay_ns: int = 0,
                    hidden: np.ndarray | None = None) -> None:
@@ -108,14 +124,20 @@ class SpeechNode(Node):
             if msg.epoch < self.io.epoch:
                 self.pacing.stale(msg)
                 return
+            self.last_speak = None if msg.index in self.turn_ends else msg
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
         elif isinstance(msg, m.ChunkDecision):
+            if msg.turn_end:  # its words (sent next) end the turn; without words, the turn's tail goes now
+                self.turn_ends = {i for i in self.turn_ends if i > msg.index - 64} | {msg.index}
+                if not msg.text:
+                    self._end_turn(msg.index, env.t_ns)
             self.pacing.decision(env.t_ns, msg)
         elif isinstance(msg, m.Duck):
             assert self.player is not None
             self.player.gain = float(min(1.0, max(0.0, msg.gain)))
             self.pacing.gain(self.player.gain, env.t_ns)
         elif isinstance(msg, m.FrontendDone) and self.end is None:
+            self._end_turn(-1, env.t_ns)  # the session ends inside a turn: its tail is still spoken
             self.end = msg
 
     def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:

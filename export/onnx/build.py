@@ -135,28 +135,6 @@ def build_precision(item: Planned, fp32: pathlib.Path, dst: pathlib.Path, precis
     return "onnxruntime dynamic int8 (MatMul/Gemm weights; activations quantised at run time)"
 
 
-# Graphs the checkpoint already ships as ONNX, which the runtime needs to prepare a voice prompt:
-# the speaker embedding (CAM++) and the 25 Hz speech tokenizer. They are copied as they are.
-PROMPT_GRAPHS = {"campplus.onnx": "token2wav_speaker", "speech_tokenizer_v2_25hz.onnx": "token2wav_tokenizer"}
-
-
-def copy_prompt_graphs(asset: pathlib.Path, out_dir: pathlib.Path) -> list[dict[str, Any]]:
-    entries = []
-    for filename, name in PROMPT_GRAPHS.items():
-        source = asset / filename
-        if not source.is_file():
-            continue
-        dst = out_dir / filename
-        shutil.copyfile(source, dst)
-        model = onnx.load(str(dst), load_external_data=False)
-        opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
-        entries.append({"name": name, "kind": "onnx", "file": filename, "precision": "fp32", "opset": opset,
-                        "inputs": _io(model.graph.input), "outputs": _io(model.graph.output),
-                        "sources": [str(source)], "method": "copied from the checkpoint's assets/token2wav",
-                        "bytes": dst.stat().st_size})
-    return entries
-
-
 def build_onnx_parts(get: TensorGetter, config: dict[str, Any], out_dir: pathlib.Path, precisions: list[str],
                      progress: bool = True, token2wav_dir: pathlib.Path | None = None,
                      n_timesteps: int | None = None,
@@ -194,8 +172,7 @@ def build_onnx_parts(get: TensorGetter, config: dict[str, Any], out_dir: pathlib
     finally:
         bar.close()
         shutil.rmtree(work, ignore_errors=True)
-    if terms is not None:
-        entries.extend(copy_prompt_graphs(token2wav_parts.asset_dir(config, token2wav_dir), out_dir))
+    if terms is not None:  # the voice-prompt graphs (campplus, speech tokenizer) run at build time only
         noise_path = out_dir / token2wav_parts.NOISE_FILE
         np.save(noise_path, flow_noise(token2wav_parts.NOISE_SEED).numpy())
         entries.append({"name": "token2wav_noise", "kind": "npy", "file": noise_path.name, "precision": "fp32",

@@ -22,7 +22,7 @@ import torch
 
 from export.errors import ExportError
 from export.onnx import probes, token2wav_parts
-from export.onnx.build import CONTRACT_KEY, PROMPT_GRAPHS, plan_parts
+from export.onnx.build import CONTRACT_KEY, plan_parts
 from export.onnx.precision import PRECISIONS
 from export.onnx.session import open_session, runner
 from export.torch_ref.token2wav_ref import ReferenceStream, split_windows
@@ -139,21 +139,6 @@ def stream_row(bundle: pathlib.Path, precision: str, ref: StreamReference, terms
     return row
 
 
-def copied_rows(bundle: pathlib.Path, asset: pathlib.Path, parts: set[str] | None) -> list[dict[str, Any]]:
-    """Graphs copied from the checkpoint must still be byte-identical to it."""
-    rows = []
-    for filename, name in PROMPT_GRAPHS.items():
-        copy = next(iter(sorted(bundle.rglob(filename))), None)
-        source = asset / filename
-        if copy is None or not source.is_file() or (parts is not None and name not in parts):
-            continue
-        a, b = copy.read_bytes(), source.read_bytes()
-        changed = sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b))
-        rows.append({"part": name, "precision": "fp32", "probes": 0, "bytes_changed": changed,
-                     "metric": "bytes_changed", "tolerance": 0, "passed": changed == 0})
-    return rows
-
-
 def verify_onnx_parts(bundle_dir: pathlib.Path, get: TensorGetter, config: dict[str, Any],
                       token2wav_dir: pathlib.Path | None = None,
                       parts: set[str] | None = None) -> list[dict[str, Any]]:
@@ -194,8 +179,6 @@ def verify_onnx_parts(bundle_dir: pathlib.Path, get: TensorGetter, config: dict[
         if not found:
             rows.append({"part": spec.name, "precision": "-", "passed": False,
                          "error": f"no {spec.name}.<precision>.onnx in {bundle}"})
-    if plan.terms is not None:
-        rows.extend(copied_rows(bundle, token2wav_parts.asset_dir(config, token2wav_dir), parts))
     if plan.terms is not None and (parts is None or "token2wav_stream" in parts):
         ref = stream_reference(plan.flow, plan.hift, plan.terms["n_timesteps"])
         for precision in PRECISIONS:

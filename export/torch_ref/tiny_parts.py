@@ -2,10 +2,11 @@
 
 `venus-export tiny` merges `tiny_media_config(variant)` into config.json, writes
 `tiny_media_tensors(...)` next to the LLM and TTS tensors, and calls
-`write_token2wav_assets(...)` for `assets/token2wav/`. Names, shapes and config
-keys follow the MiniCPM-o 4.5 layout (SigLIP `vision_config`, Whisper
-`audio_config`); only the widths and depths are scaled down. Weights are seeded
-random, scaled so activations stay O(1) and parity tests are meaningful.
+`write_token2wav_assets(...)` for `assets/token2wav/` (flow, vocoder, voice-prompt
+graphs). Names, shapes and config keys follow the MiniCPM-o 4.5 layout (SigLIP
+`vision_config`, Whisper `audio_config`); only the widths and depths are scaled
+down. Weights are seeded random, scaled so activations stay O(1) and parity
+tests are meaningful.
 """
 
 from __future__ import annotations
@@ -188,7 +189,9 @@ def tiny_media_tensors(variant: str, config: dict[str, Any], seed: int) -> dict[
 
 
 def write_token2wav_assets(out_dir: pathlib.Path, seed: int) -> None:
-    """Write tiny flow.yaml, flow.pt and hift.pt with the real structure into `out_dir`."""
+    """Write tiny flow.yaml, flow.pt, hift.pt and the two voice-prompt graphs (campplus, speech tokenizer)."""
+    from export.torch_ref.tiny_prompt_graphs import write_tiny_prompt_graphs
     from export.torch_ref.token2wav_assets import write_tiny_assets
 
     write_tiny_assets(pathlib.Path(out_dir), seed, TINY_FLOW, TINY_HIFT)
+    write_tiny_prompt_graphs(pathlib.Path(out_dir), seed)

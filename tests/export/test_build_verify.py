@@ -36,6 +36,32 @@ def test_bundle_manifest_describes_every_file(which, request):
     extras = next(p for p in m["parts"] if p["name"] == "tts-extras")
     assert extras["files"] == ["tts/tts-extras.npz"] and extras["shapes"]["format"] == "npz"
     assert extras["shapes"]["arrays"]["emb_text.weight"]["dtype"] == "float16"
+    # What the device needs from the checkpoint's config travels in the manifest.
+    runtime = m["runtime"]
+    assert runtime["audio"] == {"sample_rate": 16000, "mel_bins": 80, "chunk_seconds": 1.0, "pool_step": 5,
+                                "max_positions": 1500}
+    assert ("vision" in runtime) == (which == "omni")
+    assert runtime["tts"]["ids_from"] == "vocabulary" and runtime["tts"]["normalize_projected_hidden"] is True
+    # A bundle that can speak carries its voice prompt (the GGUF-only audio bundle here cannot).
+    voices = [p for p in m["parts"] if p["role"] == "token2wav-voice"]
+    assert len(voices) == (1 if which == "omni" else 0)
+
+
+def test_runtime_settings_follow_the_checkpoint(tiny_audio: Path, tmp_path: Path):
+    ckpt = shutil.copytree(tiny_audio, tmp_path / "ckpt")
+    config = json.loads((ckpt / "config.json").read_text())
+    config["tts_config"].update(text_eos_token_id=7, audio_bos_token_id=8)
+    del config["tts_config"]["normalize_projected_hidden"]  # absent: MiniCPM-o's TTS config says False
+    config["audio_chunk_length"] = 0.5
+    (ckpt / "config.json").write_text(json.dumps(config))
+    m = build(ckpt, tmp_path / "b", BuildOptions(types=["F16"], onnx=False, progress=False, threads=1))
+    assert m["runtime"]["tts"] == {"text_eos_id": 7, "audio_bos_id": 8, "ids_from": "tts_config",
+                                   "normalize_projected_hidden": False, "text_tokens": config["vocab_size"]}
+    assert m["runtime"]["audio"]["chunk_seconds"] == 0.5
+    config["audio_chunk_length"] = 0.25  # 25 frames: not whole pooled steps
+    (ckpt / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ExportError, match="audio_chunk_length 0.25 s gives 25 log-mel frames"):
+        build(ckpt, tmp_path / "c", BuildOptions(types=["F16"], onnx=False, progress=False, threads=1))
 
 
 def test_verify_passes_with_parity(omni_bundle: Path, tiny_omni: Path):
@@ -44,6 +70,8 @@ def test_verify_passes_with_parity(omni_bundle: Path, tiny_omni: Path):
     checks = {(r["part"], r["check"]) for r in rows}
     assert ("llm-Q4_K_M", "KL vs torch") in checks and ("tts-F16", "top-1 vs torch") in checks
     assert ("llm-F16", "protocol tokens") in checks
+    assert {("runtime", "vs checkpoint"), ("token2wav-voice", "codes remade"),
+            ("token2wav-voice", "speaker+mel remade")} <= checks
     manifest = json.loads((omni_bundle / MANIFEST).read_text())
     for part in manifest["parts"]:
         if part["kind"] == "onnx":  # every ONNX graph of the bundle has its parity row
@@ -102,6 +130,7 @@ def test_a_bundle_that_does_not_fit_is_refused(tiny_omni: Path, tmp_path: Path):
 @pytest.mark.parametrize("argv, phrase", [
     (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "Q9_X"], "unknown GGUF type 'Q9_X'; choose from F32, F16"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "IQ2_XXS"], "IQ2_XXS needs an importance matrix"),
+    (["build", "{ckpt}", "-o", "{tmp}/b", "--voice", "{tmp}/none.wav"], "The reference voice"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--encoders", "fp8"], "Unknown encoder precision 'fp8'"),
     (["build", "{tmp}/nothing", "-o", "{tmp}/b"], "does not exist"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--kv", "q9"], "Unknown KV cache type 'q9'"),

@@ -27,12 +27,8 @@ def media(variant: str, seed: int) -> tuple[dict, dict]:
 @pytest.fixture(scope="module")
 def t2w_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("token2wav")
-    write_token2wav_assets(path, seed=3)
-    # Stand-in for the checkpoint's speaker-embedding graph, which the bundle copies as it is.
-    x = onnx.helper.make_tensor_value_info("fbank", onnx.TensorProto.FLOAT, [1, "frames", 80])
-    y = onnx.helper.make_tensor_value_info("embedding", onnx.TensorProto.FLOAT, [1, "frames", 80])
-    graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["fbank"], ["embedding"])], "spk", [x], [y])
-    onnx.save(onnx.helper.make_model(graph), str(path / "campplus.onnx"))
+    write_token2wav_assets(path, seed=3)  # with the voice-prompt graphs, which run at build time only
+    assert (path / "campplus.onnx").is_file() and (path / "speech_tokenizer_v2_25hz.onnx").is_file()
     return path
 
 
@@ -52,14 +48,13 @@ def _row(rows, part, precision):
 
 
 def test_every_part_is_built_in_every_precision(omni):
-    built = {(e["name"], e["precision"]) for e in omni.entries if e["kind"] == "onnx" and "copied" not in e["method"]}
+    built = {(e["name"], e["precision"]) for e in omni.entries if e["kind"] == "onnx"}
     assert built == {(g, p) for g in GRAPHS for p in PRECISIONS}
     for entry in omni.entries:
         assert (omni.out / entry["file"]).is_file()
         assert all(io["dtype"] for io in entry["inputs"] + entry["outputs"])
-    copied = [e for e in omni.entries if e["name"] == "token2wav_speaker"]
-    assert [(e["file"], e["method"]) for e in copied] == [("campplus.onnx", "copied from the checkpoint's assets/token2wav")]
-    assert copied[0]["inputs"][0]["name"] == "fbank"
+    # The voice-prompt graphs are used by the exporter and not shipped (the runtime never runs them).
+    assert not list(omni.out.glob("campplus*")) and not list(omni.out.glob("speech_tokenizer*"))
     noise = [e for e in omni.entries if e["kind"] == "npy"]
     assert [e["name"] for e in noise] == ["token2wav_noise"]
     assert np.load(omni.out / noise[0]["file"]).shape == (1, 80, 30000)
@@ -83,10 +78,6 @@ def test_token2wav_entries_carry_the_streaming_contract(omni):
     assert len(terms["t_span"]) == terms["n_timesteps"] + 1 and terms["t_span"][0] == 0.0
     assert terms["t_span"][-1] == pytest.approx(1.0)
     assert terms["noise_file"] == "token2wav_noise.npy" and terms["sample_rate"] == 24000
-
-
-def test_copied_graphs_are_checked_byte_for_byte(omni):
-    assert _row(omni.rows, "token2wav_speaker", "fp32")["bytes_changed"] == 0
 
 
 def test_fp32_graphs_match_the_torch_reference(omni):

@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bundle_support import export_bundle, make_bundle  # noqa: E402
+from bundle_support import make_bundle  # noqa: E402
 from venus_support import speechy  # noqa: E402
 
 
@@ -35,9 +35,9 @@ def bundles(bundle_cache) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def exported_audio_bundle(bundle_cache) -> Path:
+def exported_audio_bundle(bundles) -> Path:
     """An Audio bundle exactly as the exporter writes it: nothing added, nothing edited."""
-    return export_bundle(bundle_cache, "audio", "exported-audio")[1]
+    return bundles["audio"]
 
 
 @pytest.fixture(scope="session")

@@ -46,8 +46,8 @@ def test_gpu_provider_matches_cpu_on_the_audio_graph(audio_bundle):
     cpu = OnnxGraph(b.graphs["audio"], "cpu", 1)
     assert gpu.providers[0] in ("TensorrtExecutionProvider", "CUDAExecutionProvider")
     mel = log_mel(speechy(1.0))
-    a = AudioEncoder(gpu, gpu.input_shapes).encode_mel(mel)
-    c = AudioEncoder(cpu, cpu.input_shapes).encode_mel(mel)
+    a = AudioEncoder(gpu, gpu.input_shapes, b.runtime.audio).encode_mel(mel)
+    c = AudioEncoder(cpu, cpu.input_shapes, b.runtime.audio).encode_mel(mel)
     np.testing.assert_allclose(a, c, rtol=1e-2, atol=1e-2)
 
 
@@ -73,8 +73,8 @@ def test_native_engine_matches_onnx(audio_bundle, tmp_path):
     assert type(engine).__name__ == "TrtEngine"
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
     mel = log_mel(speechy(1.0))
-    a = AudioEncoder(engine, engine.input_shapes).encode_mel(mel)
-    c = AudioEncoder(graph, graph.input_shapes).encode_mel(mel)
+    a = AudioEncoder(engine, engine.input_shapes, b.runtime.audio).encode_mel(mel)
+    c = AudioEncoder(graph, graph.input_shapes, b.runtime.audio).encode_mel(mel)
     np.testing.assert_allclose(a, c, rtol=1e-2, atol=1e-2)
 
 

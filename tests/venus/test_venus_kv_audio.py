@@ -1,11 +1,13 @@
 """KV sliding over 1,000 chunks, and streaming audio encoding against whole-input encoding."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
 from edge.frontend.venus.chunk_loop import ChunkLoop
-from edge.frontend.venus.encoders import AudioEncoder
+from edge.frontend.venus.encoders import AudioEncoder, block_log_mel
 from edge.backends.llama import LlamaModel
 from edge.backends.onnx import OnnxGraph
 from edge.bundle.reader import open_bundle
@@ -48,24 +50,43 @@ def test_chunked_audio_encoding_equals_whole_input_encoding(audio_bundle):
 
     b = open_bundle(audio_bundle, verify_hashes=False)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
-    enc = AudioEncoder(graph, graph.input_shapes)
+    enc = AudioEncoder(graph, graph.input_shapes, b.runtime.audio)
     audio = speechy(4.0, seed=3)
     chunks = [audio[i * 16000:(i + 1) * 16000] for i in range(4)]
     streamed = np.concatenate([enc.encode(c) for c in chunks])
     assert streamed.shape[0] == 40  # 10 embeddings per second
     reader = CheckpointReader(b.root.parent / "ckpt-audio")
     ref = TorchAudio(reader.config).load(reader.get)
+    mels = [block_log_mel(c, chunks[i - 1] if i else None) for i, c in enumerate(chunks)]
     with torch.no_grad():  # whole input at once: block-causal attention (causal across chunks)
-        whole = ref.encode_blockwise([torch.from_numpy(log_mel(c))[None] for c in chunks])[0].numpy()
+        whole = ref.encode_blockwise([torch.from_numpy(m)[None] for m in mels])[0].numpy()
     np.testing.assert_allclose(streamed, whole, rtol=1e-4, atol=1e-4)
+
+
+def test_block_log_mel_is_the_whisper_log_mel_of_the_continuous_signal():
+    audio = speechy(2.0, seed=5)
+    first, second = audio[:16000], audio[16000:]
+    np.testing.assert_allclose(block_log_mel(first, None), log_mel(first), atol=1e-5)
+    # With the previous block as left context the frames are those of the signal read straight through
+    # (all but the last two, which reach past the block's end and use reflect padding there).
+    through = log_mel(audio)[:, 100:198]
+    got = block_log_mel(second, first)[:, :98]
+    floor = max(got.min(), through.min())  # each block floors 8 below its own maximum
+    np.testing.assert_allclose(np.maximum(got, floor), np.maximum(through, floor), atol=1e-4)
 
 
 def test_audio_cache_resets_before_the_position_table_ends(audio_bundle):
     b = open_bundle(audio_bundle, verify_hashes=False)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
-    enc = AudioEncoder(graph, graph.input_shapes, max_positions=120)  # 50 positions a chunk: reset every 2
+    facts = dataclasses.replace(b.runtime.audio, max_positions=120)  # 50 positions a block: reset every 2
+    enc = AudioEncoder(graph, graph.input_shapes, facts)
     mel = log_mel(speechy(1.0))
     for _ in range(5):
         enc.encode_mel(mel)
         assert enc.past.shape[4] <= 120
     assert enc.resets == 2
+    stream = AudioEncoder(graph, graph.input_shapes, facts)
+    for piece in np.array_split(speechy(5.0), 13):  # blocks cut across calls reset the same way
+        stream.encode(piece)
+        assert stream.past.shape[4] <= 120
+    assert stream.resets == 2

@@ -25,9 +25,12 @@ def test_projection_is_l2_normalised_and_added_to_the_text_embedding(voice):
     np.testing.assert_allclose(np.linalg.norm(proj, axis=1), 1.0, rtol=1e-5)
     cond = voice.tts.condition([5, 6, 7], hidden)
     np.testing.assert_allclose(cond[:3] - voice.tts.emb_text[[5, 6, 7]], proj, atol=1e-5)
-    # Then the text-end and audio-begin text embeddings (the tiny vocabulary's <|tts_eos|>, <|tts_bos|>).
+    # Then the text-end and audio-begin text embeddings (the tiny vocabulary's <|tts_eos|>, <|tts_bos|>,
+    # resolved by the exporter and read from the manifest).
     eos, bos = (voice.vocab().tokenize(t, special=True)[0] for t in ("<|tts_eos|>", "<|tts_bos|>"))
+    assert (voice.bundle.runtime.tts.text_eos_id, voice.bundle.runtime.tts.audio_bos_id) == (eos, bos)
     np.testing.assert_array_equal(cond[3:], voice.tts.emb_text[[eos, bos]])
+    assert voice.tts.condition([5], hidden[:1], final=False).shape[0] == 2  # mid-turn: no text-end
     with pytest.raises(ValueError, match="hidden states must be"):
         voice.tts.condition([5, 6], hidden)
 
@@ -62,13 +65,15 @@ def test_text_without_hidden_states_still_speaks(voice):
     assert pieces and sum(len(p) for p in pieces) > 0
 
 
-def test_a_bundle_without_a_voice_prompt_speaks_with_a_neutral_one(omni_bundle):
-    from edge.bundle.reader import open_bundle
-    from edge.backends.onnx import OnnxGraph
-    from edge.speech.venus.token2wav import Token2Wav
+def test_a_bundle_without_a_voice_prompt_is_refused(omni_bundle, tmp_path):
+    import json
+    import shutil
 
-    b = open_bundle(omni_bundle, verify_hashes=False)
-    graphs = [OnnxGraph(b.graphs[g], "cpu", 1) for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]
-    t2w = Token2Wav(*graphs, None, b.noise, b.token2wav)
-    audio = np.concatenate(list(t2w.stream_codes(np.arange(100, 160))))
-    assert len(audio) == 60 * 960 and np.isfinite(audio).all() and np.abs(audio).max() > 0
+    from edge.bundle.reader import BundleError
+
+    copy = shutil.copytree(omni_bundle, tmp_path / "b")
+    manifest = json.loads((copy / "manifest.json").read_text())  # as an exporter that wrote no voice left it
+    manifest["parts"] = [p for p in manifest["parts"] if p["role"] != "token2wav-voice"]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="no voice prompt .*rebuild it"):
+        VenusVoice(copy, VenusSettings.from_dict(BASE))

@@ -1,7 +1,8 @@
 """The Venus frontend: an exported bundle behind `step(chunk) -> ChunkOutput` (`--frontend bundle:DIR`).
 
 Per chunk: the newest frame's slices through the vision graph (Omni), the
-chunk's log-mel through the streaming audio graph, then the chunk protocol on
+chunk's audio through the streaming audio encoder (any chunk length: it keeps
+its own 1 s blocks, see encoders.py), then the chunk protocol on
 llama.cpp (edge/frontend/venus/chunk_loop.py). Spoken words leave with their
 hidden states (ChunkOutput.speech) for the Venus voice; delegate spans go to
 the harness; harness results are prefilled at the next idle listen boundary.
@@ -49,16 +50,15 @@ class VenusFrontend(Frontend):
             log.info("venus: context %d (the model's trained length); KV marks %d/%d", self.llm.n_ctx,
                      settings.kv_high, settings.kv_low)
         audio = graph(b, "audio", settings)
-        shapes = getattr(audio, "input_shapes", None) or {}
-        ac = b.config.get("audio_config") or {}
-        self.audio = AudioEncoder(audio, shapes, max_positions=int(ac.get("max_source_positions", 1500)))
+        facts = b.runtime.audio
+        assert facts is not None  # open_bundle refuses a bundle without audio settings
+        self.audio = AudioEncoder(audio, getattr(audio, "input_shapes", None) or {}, facts)
         self.vision: VisionEncoder | None = None
         if b.variant == "omni":
-            vc = b.config.get("vision_config") or {}
-            max_slices = settings.max_slices or int(b.config.get("max_slice_nums", 9))
-            self.vision = VisionEncoder(graph(b, "vision", settings), int(b.config.get("scale_resolution", 448)),
-                                        int(b.config.get("patch_size", 14)), max_slices,
-                                        int(vc.get("image_size", 980)))
+            vf = b.runtime.vision
+            assert vf is not None  # open_bundle refuses an omni bundle without slicing settings
+            self.vision = VisionEncoder(graph(b, "vision", settings), vf.scale_resolution, vf.patch_size,
+                                        settings.max_slices or vf.max_slices, vf.max_side)
         self._warm_up()
         self.loop = ChunkLoop(self.llm, settings)
         log.info("venus: %s bundle, LLM %s, encoders %s, context %d, KV %s", b.variant, b.llm_precision,
@@ -67,9 +67,8 @@ class VenusFrontend(Frontend):
 
     def _warm_up(self) -> None:
         """Pay the encoders' first-run costs (allocation, kernel choice) before the first chunk."""
-        self.audio.encode(np.zeros(self.audio.chunk_samples, np.float32))
+        self.audio.encode(np.zeros(self.audio.block_samples, np.float32))
         self.audio.reset()
-        self.audio.resets = 0
         if self.vision is not None:
             self.vision.encode(np.full((64, 64, 3), 128, np.uint8))
 
@@ -79,7 +78,9 @@ class VenusFrontend(Frontend):
         if self.vision is not None and chunk.frames:
             media.append(("image", self.vision.encode(chunk.frames[-1].image)))  # newest frame of the chunk
         t1 = time.perf_counter()
-        media.append(("audio", self.audio.encode(chunk.audio)))
+        heard = self.audio.encode(chunk.audio)  # a chunk under a pooled step may give none
+        if len(heard):
+            media.append(("audio", heard))
         t2 = time.perf_counter()
         res = self.loop.run(chunk.index, chunk.t_start_ns, media)
         t3 = time.perf_counter()

@@ -1,10 +1,16 @@
 """The speech decoder's second stage: codes -> 24 kHz audio through the three token2wav graphs.
 
-The streaming contract and its NumPy driver are the exporter's (export/onnx/
-token2wav_stream.py): windows of 28 codes every 25, flow caches trimmed, the
-vocoder cross-faded. Here the graphs come from the bundle (onnxruntime or a
-TensorRT engine), the voice prompt and sampler noise from its voice file, and
-the state after the voice set-up is kept so each utterance starts from it.
+The streaming contract and its NumPy driver are in token2wav_stream.py:
+windows of 28 codes every 25, flow caches trimmed, the vocoder cross-faded.
+Here the graphs come from the bundle (onnxruntime or a TensorRT engine), the
+voice prompt from the exporter's voice file, the sampler noise from its own.
+
+A turn is one stream: `begin_turn` restores the state primed with the voice
+(and restarts the vocoder's noise from its seed), then each chunk's codes are
+pushed as they come. A window is run as soon as 29 codes are held (28 plus one
+that proves it is not the last); the rest wait for the next chunk, and the
+turn's end runs what is left as the last window. So a turn fed chunk by chunk
+gives exactly the windows, hence the audio, of the same codes fed at once.
 """
 from __future__ import annotations
 
@@ -27,13 +33,6 @@ def cosine_span(n_steps: int) -> np.ndarray:
     """The sampler's cosine-scheduled times (n_steps + 1 values from 0 to 1)."""
     span = np.linspace(0, 1, n_steps + 1, dtype=np.float32)
     return (1 - np.cos(span * np.float32(0.5 * np.pi))).astype(np.float32)
-
-
-def neutral_voice(spk_dim: int, codes: int = 20) -> dict[str, np.ndarray]:
-    """A neutral prompt (silence codes, a quiet flat mel, a zero speaker vector) for bundles without a voice."""
-    return {"prompt_tokens": np.full(codes, STREAM_DEFAULTS["silence_code"], np.int64),
-            "prompt_mel": np.full((STREAM_DEFAULTS["mel_per_code"] * codes, 80), -6.0, np.float32),
-            "spk_embedding": np.zeros(spk_dim, np.float32)}
 
 
 def shapes_from(encoder_inputs: dict[str, list], step_inputs: dict[str, list]) -> FlowShapes:
@@ -63,18 +62,15 @@ def windows(codes: np.ndarray) -> list[tuple[np.ndarray, bool]]:
 class Token2Wav:
     sample_rate = STREAM_DEFAULTS["sample_rate"]
 
-    def __init__(self, encoder, step, vocoder, voice: Path | None, noise: Path | None = None,
+    def __init__(self, encoder, step, vocoder, voice: Path, noise: Path | None = None,
                  contract: dict | None = None, flow_steps: int | None = None, seed: int = 0) -> None:
-        if voice is not None:
-            with np.load(voice) as z:
-                v = {k: z[k] for k in z.files}
-        else:
-            v = neutral_voice(int(encoder.input_shapes["spk_embedding"][1]))
+        with np.load(voice) as z:
+            v = {k: z[k] for k in z.files}
         if noise is not None:
             v["noise"] = np.load(noise)
         missing = [k for k in ("prompt_tokens", "prompt_mel", "spk_embedding", "noise") if k not in v]
         if missing:
-            raise ValueError(f"the voice file {getattr(voice, 'name', '')} lacks {', '.join(missing)}; rebuild the bundle")
+            raise ValueError(f"the voice file {voice.name} lacks {', '.join(missing)}; rebuild the bundle")
         contract = contract or {}
         if flow_steps is not None:
             steps = cosine_span(flow_steps)
@@ -84,16 +80,32 @@ class Token2Wav:
             steps = np.asarray(v["t_span"], np.float32) if "t_span" in v else cosine_span(DEFAULT_STEPS)
         shapes = shapes_from(encoder.input_shapes, step.input_shapes)
         params = {k: contract.get(k, d) for k, d in STREAM_DEFAULTS.items()}
+        self.seed, self.harmonics = seed, int(contract.get("harmonics", 9))
         self.stream = GraphStream(encoder, step, vocoder, shapes, v["noise"].astype(np.float32), steps,
-                                  numpy_noise(seed), params)
+                                  numpy_noise(seed, self.harmonics), params)
         self.stream.setup(v["prompt_tokens"], v["prompt_mel"], v["spk_embedding"])
         self.primed = {k: copy.deepcopy(getattr(self.stream, k)) for k in STATE if hasattr(self.stream, k)}
+        self.held = np.zeros(0, np.int64)  # codes of the turn not yet run through a window
+        self.size, self.stride = params["window_codes"], params["chunk_codes"]
 
-    def stream_codes(self, codes: np.ndarray) -> Iterator[np.ndarray]:
-        """One utterance piece: audio per window, as soon as each is ready."""
+    def begin_turn(self) -> None:
+        """The state right after the voice set-up, the vocoder noise from its seed, no codes held."""
         for k, val in self.primed.items():
             setattr(self.stream, k, copy.deepcopy(val))
-        if len(codes) == 0:
-            return
-        for window, last in windows(np.asarray(codes, np.int64)):
-            yield self.stream.push(window, last)
+        self.stream.vocoder_noise = numpy_noise(self.seed, self.harmonics)
+        self.held = np.zeros(0, np.int64)
+
+    def push_codes(self, codes: np.ndarray, final: bool) -> Iterator[np.ndarray]:
+        """A chunk's codes into the turn's stream: audio of every window now complete (all, if `final`)."""
+        self.held = np.concatenate([self.held, np.asarray(codes, np.int64)])
+        while len(self.held) > self.size:
+            yield self.stream.push(self.held[:self.size], False)
+            self.held = self.held[self.stride:]
+        if final and len(self.held):
+            yield self.stream.push(self.held, True)
+            self.held = self.held[:0]
+
+    def stream_codes(self, codes: np.ndarray) -> Iterator[np.ndarray]:
+        """One whole utterance (a turn of its own): audio per window, as soon as each is ready."""
+        self.begin_turn()
+        yield from self.push_codes(codes, final=True)

@@ -1,23 +1,30 @@
 """The speech decoder's first stage: LLM hidden states of spoken tokens -> audio codes, on llama.cpp.
 
-The condition is one row per spoken token, the token's text embedding plus an
-L2-normalised projection (MLP `projector_semantic`, LLM width -> TTS width) of
-its LLM hidden state (the state at the token's own position), then the text
-embeddings of text-end and audio-begin. Codes are then decoded one by one (fed
-back as token ids through the code embedding) until the end code (the last
-code id) or the cap. The TTS GGUF has tokenizer "none", so it is never asked to
-tokenize. `projector_spk` is not used: the voice comes from token2wav's prompt.
+The condition of a chunk is one row per spoken token, the token's text
+embedding plus a projection (MLP `projector_semantic`, LLM width -> TTS width,
+L2-normalised when the bundle says so) of its LLM hidden state, then (only
+when the turn's text ends there) the text-end embedding, then the audio-begin
+embedding. Codes are decoded one by one (fed back as token ids through the
+code embedding) until the end code (the last code id) or the cap.
+
+A turn is one TTS context, as in the reference's streaming TTS: each chunk's
+condition follows the codes of the chunks before it, positions continue, and
+the sampler (its seed and repetition history) runs on; `begin_turn` starts the
+next turn from scratch. When a long turn would overflow the context, the
+first chunk (the turn's start) is kept and the oldest chunks after it are
+dropped. The TTS GGUF has tokenizer "none", so it is never asked to tokenize.
+`projector_spk` is not used: the voice comes from token2wav's prompt.
 """
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from edge.backends.llama import LlamaModel
 from edge.backends.sampling import Sampler
+from edge.bundle.runtime import TTSFacts
 from edge.bundle.settings import Sampling
 
 log = logging.getLogger("edge.venus")
@@ -25,11 +32,8 @@ PROJECTOR = "projector_semantic"
 
 
 class TTS:
-    def __init__(self, gguf: Path, extras: Path, text_eos: int | None, audio_bos: int | None, sampling: Sampling,
-                 n_ctx: int = 2048, threads: int = 1, n_gpu_layers: int = 0, normalize: bool = True,
-                 fallback: Callable[[], tuple[int, int]] | None = None) -> None:
-        """`text_eos`/`audio_bos`: text ids from tts_config; where missing or outside the text table,
-        `fallback` names them (the LLM vocabulary's TTS tokens)."""
+    def __init__(self, gguf: Path, extras: Path, facts: TTSFacts, sampling: Sampling, n_ctx: int = 2048,
+                 threads: int = 1, n_gpu_layers: int = 0) -> None:
         with np.load(extras) as z:
             arrays = {k: z[k].astype(np.float32) for k in z.files}
         need = ["emb_text.weight", f"{PROJECTOR}.linear1.weight"]
@@ -37,24 +41,28 @@ class TTS:
         if missing:
             raise ValueError(f"{extras.name} lacks {', '.join(missing)}; rebuild the bundle's TTS part")
         self.emb_text = arrays["emb_text.weight"]
-        valid = all(t is not None and 0 <= t < len(self.emb_text) for t in (text_eos, audio_bos))
-        if not valid and fallback is not None:
-            log.warning("venus voice: tts_config's text-end/audio-begin ids (%s, %s) do not fit the TTS text table; "
-                        "using the vocabulary's TTS tokens", text_eos, audio_bos)
-            text_eos, audio_bos = fallback()
-        for name, tid in (("text-end", text_eos), ("audio-begin", audio_bos)):
-            if tid is None or not 0 <= tid < len(self.emb_text):
-                raise ValueError(f"the TTS {name} token id {tid} is outside its text table of {len(self.emb_text)}")
-        self.boundary = self.emb_text[[text_eos, audio_bos]]
+        for name, tid in (("text-end", facts.text_eos_id), ("audio-begin", facts.audio_bos_id)):
+            if not 0 <= tid < len(self.emb_text):
+                raise ValueError(f"the manifest's TTS {name} token id {tid} is outside the TTS text table of "
+                                 f"{len(self.emb_text)}; rebuild the bundle")
+        self.text_end, self.audio_begin = self.emb_text[[facts.text_eos_id]], self.emb_text[[facts.audio_bos_id]]
         self.proj = [(arrays[f"{PROJECTOR}.{n}.weight"], arrays.get(f"{PROJECTOR}.{n}.bias"))
                      for n in ("linear1", "linear2") if f"{PROJECTOR}.{n}.weight" in arrays]
-        self.normalize = normalize
+        self.normalize = facts.normalize_projected_hidden
         self.model = LlamaModel(gguf, n_ctx, threads, n_gpu_layers, has_vocab=False)
         self.n_codes = self.model.n_vocab
         self.eos = self.n_codes - 1  # the last code id ends the speech
         self.n_speech = self.eos
         self.llm_dim = self.proj[0][0].shape[1]
         self.sampling = sampling
+        self.slides = 0
+        self.begin_turn()
+
+    def begin_turn(self) -> None:
+        """A new turn: an empty context, the sampler from its seed with no history."""
+        self.model.clear()
+        self.sampler = Sampler(self.sampling, listen_id=self.eos, turn_eos_id=self.eos)  # no listen/turn rules
+        self.starts: list[int] = []  # context position where each chunk of the turn begins
 
     def project(self, hidden: np.ndarray) -> np.ndarray:
         x = np.asarray(hidden, np.float32)
@@ -66,8 +74,8 @@ class TTS:
             x = x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
         return x
 
-    def condition(self, token_ids: list[int], hidden: np.ndarray | None) -> np.ndarray:
-        """Rows fed before the first code: one per spoken token, then text-end and audio-begin."""
+    def condition(self, token_ids: list[int], hidden: np.ndarray | None, final: bool = True) -> np.ndarray:
+        """Rows fed before a chunk's codes: one per spoken token, text-end if `final`, then audio-begin."""
         ids = np.asarray(token_ids, np.int64)
         if len(ids) and (ids.min() < 0 or ids.max() >= len(self.emb_text)):
             raise ValueError(f"a spoken token id is outside the TTS text table of {len(self.emb_text)} entries")
@@ -76,28 +84,49 @@ class TTS:
             if hidden.shape != (len(ids), self.llm_dim):
                 raise ValueError(f"hidden states must be ({len(ids)}, {self.llm_dim}); got {list(hidden.shape)}")
             cond = cond + self.project(hidden)
-        return np.concatenate([cond, self.boundary]).astype(np.float32)
+        tail = [self.text_end, self.audio_begin] if final else [self.audio_begin]
+        return np.concatenate([cond, *tail]).astype(np.float32)
 
-    def codes(self, token_ids: list[int], hidden: np.ndarray | None, max_codes: int) -> np.ndarray:
-        """Speech codes for one piece of text (a fresh TTS context per piece)."""
+    def _make_room(self, need: int) -> None:
+        """Keep the turn's first chunk and drop the oldest chunks after it until `need` positions fit."""
         m = self.model
-        m.clear()
-        cond = self.condition(token_ids, hidden)
-        if len(cond) + max_codes > m.n_ctx:
-            raise ValueError(f"{len(token_ids)} tokens and {max_codes} codes need {len(cond) + max_codes} TTS "
-                             f"positions, over its context of {m.n_ctx}")
-        sampler = Sampler(self.sampling, listen_id=self.eos, turn_eos_id=self.eos)  # no listen/turn rules here
+        if need > m.n_ctx:
+            raise ValueError(f"a chunk needs {need} TTS positions, over its context of {m.n_ctx}")
+        if m.n_past + need <= m.n_ctx:
+            return
+        if len(self.starts) >= 2 and m.can_shift():
+            sink = self.starts[1]
+            cut = next((s for s in self.starts[2:] if m.n_past - (s - sink) + need <= m.n_ctx), m.n_past)
+            m.remove(sink, cut)
+            self.starts = self.starts[:1] + [s - (cut - sink) for s in self.starts if s >= cut]
+            self.slides += 1
+        if m.n_past + need > m.n_ctx:  # the first chunk alone is too long to keep
+            m.clear()
+            self.starts = []
+
+    def next_codes(self, token_ids: list[int], hidden: np.ndarray | None, max_codes: int,
+                   final: bool) -> np.ndarray:
+        """This chunk's codes, after everything the turn said before (`final`: the turn's text ends here)."""
+        m = self.model
+        cond = self.condition(token_ids, hidden, final)
+        self._make_room(len(cond) + max_codes)
+        self.starts.append(m.n_past)
         logits = m.prefill_embeddings(cond, want_logits=True)
         out: list[int] = []
         none = np.zeros(0, np.int64)
         while len(out) < max_codes and logits is not None:
-            code = sampler.sample(logits, none)
+            code = self.sampler.sample(logits, none)
             if code >= self.n_speech:
-                break  # the end of this piece's speech
-            sampler.remember(code)
+                break  # this chunk's speech is done
+            self.sampler.remember(code)
             out.append(code)
             logits, _ = m.step(code, copy=False)
         return np.asarray(out, np.int64)
+
+    def codes(self, token_ids: list[int], hidden: np.ndarray | None, max_codes: int) -> np.ndarray:
+        """Speech codes for one piece of text that is a whole turn (a fresh context)."""
+        self.begin_turn()
+        return self.next_codes(token_ids, hidden, max_codes, final=True)
 
     def close(self) -> None:
         self.model.close()

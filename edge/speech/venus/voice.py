@@ -2,14 +2,25 @@
 
 The frontend sends each chunk's words with the hidden states of their tokens
 (SpeakText carries them as a payload frame); the speech node calls
-`synthesize_states`. Text alone (another frontend) is tokenized with the LLM's
-vocabulary and conditioned on the text embedding only, which is a weaker voice;
-that is logged once. The frontend checks the bundle's hashes; the voice
-checks sizes (the same files would otherwise be hashed twice).
+`synthesize_states` with the turn the words belong to and whether the turn
+ends with them. The chunks of one turn share one TTS context and one token2wav
+stream (tts.py, token2wav.py), so nothing restarts at a chunk's seam; a new
+turn, or an interrupt (a new epoch, hence a new turn key), starts both afresh.
+The last codes of a turn wait for its end (a window needs 28 codes), which
+the node signals with the turn's last words or, when the turn ends without
+words, with an empty call.
+
+The voice prompt, TTS ids and normalisation are the exporter's (manifest and
+voice/voice.npz): a bundle without them is refused. Text alone (another
+frontend) is tokenized with the LLM's vocabulary and conditioned on the text
+embedding only, which is a weaker voice; that is logged once. The frontend
+checks the bundle's hashes; the voice checks sizes (the same files would
+otherwise be hashed twice).
 """
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Iterator
 
@@ -22,48 +33,61 @@ from edge.speech.venus.token2wav import Token2Wav
 from edge.speech.venus.tts import TTS
 
 log = logging.getLogger("edge.venus")
+REBUILD = "rebuild it with this venus-export build"
 
 
 class VenusVoice:
     name = "venus"
     sample_rate = 24000
+    keeps_turns = True  # the speech node passes each chunk's turn and whether the turn ends there
 
     def __init__(self, root: Path, settings: VenusSettings) -> None:
         self.s = settings
         b = self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
                                       device=settings.device, verify_hashes=False)
-        if b.tts is None or b.tts_extras is None:
-            raise BundleError("the bundle has no TTS part, so it cannot speak; rebuild it with venus-export build.")
+        if b.tts is None or b.tts_extras is None or b.runtime.tts is None:
+            raise BundleError(f"the bundle has no TTS part or no TTS settings, so it cannot speak; {REBUILD}.")
         missing = [g for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder") if g not in b.graphs]
         if missing:
-            raise BundleError(f"the bundle lacks {', '.join(missing)}, so it cannot make audio; rebuild it with the "
+            raise BundleError(f"the bundle lacks {', '.join(missing)}, so it cannot make audio; {REBUILD} and the "
                               "export extra installed.")
-        if b.voice is None and b.noise is None:
-            raise BundleError("the bundle has neither a token2wav voice file nor its sampler noise, so it cannot "
-                              "make audio; rebuild it with this venus-export.")
         if b.voice is None:
-            log.warning("venus voice: the bundle has no voice prompt (token2wav-voice part), so it speaks with a "
-                        "neutral built-in prompt that will not sound like the reference voice.")
-        tc = b.config.get("tts_config") or {}
+            raise BundleError(f"the bundle has no voice prompt (voice/voice.npz), so it cannot speak in a voice; "
+                              f"{REBUILD} (--voice REF.wav picks the voice).")
         self._vocab = None
-        self.tts = TTS(b.tts, b.tts_extras, tc.get("text_eos_token_id"), tc.get("audio_bos_token_id"),
-                       settings.tts_sampling, 2048, settings.threads, settings.gpu_layers(),
-                       bool(tc.get("normalize_projected_hidden", True)), fallback=self._tts_token_ids)
+        self.tts = TTS(b.tts, b.tts_extras, b.runtime.tts, settings.tts_sampling, 2048, settings.threads,
+                       settings.gpu_layers())
         cache = b.root / ".cache" / "trt"
         runners = [open_graph(g, b.graphs[g], b.engines.get(g), settings.device, settings.threads, cache)
                    for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")]
         self.t2w = Token2Wav(*runners, b.voice, b.noise, b.token2wav, settings.flow_steps, settings.sampling.seed)
         for _ in self.t2w.stream_codes(np.zeros(30, np.int64)):  # first-run costs of the graphs, paid now
             pass
+        self.turn: Hashable | None = None  # the turn whose state the TTS and token2wav hold
+        self.turn_codes: list[np.ndarray] = []  # codes of that turn, chunk by chunk
         self.codes_total = 0
 
-    def synthesize_states(self, text: str, token_ids: list[int], hidden: np.ndarray | None) -> Iterator[np.ndarray]:
-        if not token_ids:
-            return
-        cap = max(1, self.s.tts_codes_per_token * len(token_ids))
-        codes = self.tts.codes(token_ids, hidden, cap)
+    def _begin(self, turn: Hashable | None) -> None:
+        self.tts.begin_turn()
+        self.t2w.begin_turn()
+        self.turn, self.turn_codes = turn, []
+
+    def synthesize_states(self, text: str, token_ids: list[int], hidden: np.ndarray | None,
+                          turn: Hashable | None = None, final: bool = True) -> Iterator[np.ndarray]:
+        """One chunk's words -> the audio ready now. `turn` names the turn they belong to (the same for every
+        chunk of it; None: these words are a turn of their own); `final`: the turn ends with them (empty
+        words and `final` let out what the turn still holds)."""
+        if turn is None or turn != self.turn:
+            self._begin(turn)
+        codes = np.zeros(0, np.int64)
+        if token_ids:
+            cap = max(1, self.s.tts_codes_per_token * len(token_ids))
+            codes = self.tts.next_codes(token_ids, hidden, cap, final)
         self.codes_total += len(codes)
-        yield from self.t2w.stream_codes(codes)
+        self.turn_codes.append(codes)
+        yield from self.t2w.push_codes(codes, final)
+        if final:
+            self.turn = None
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         if not text.strip():
@@ -81,13 +105,6 @@ class VenusVoice:
 
             self._vocab = LlamaModel(self.bundle.llm, 256, 1)
         return self._vocab
-
-    def _tts_token_ids(self) -> tuple[int, int]:
-        ids = [self.vocab().tokenize(t, special=True) for t in ("<|tts_eos|>", "<|tts_bos|>")]
-        if any(len(i) != 1 for i in ids):
-            raise BundleError("the bundle names no TTS text-end/audio-begin ids and its vocabulary lacks "
-                              "<|tts_eos|> and <|tts_bos|>; rebuild it from a MiniCPM-o checkpoint.")
-        return ids[0][0], ids[1][0]
 
     def close(self) -> None:
         self.tts.close()
