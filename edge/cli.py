@@ -42,6 +42,7 @@ def session_parser() -> argparse.ArgumentParser:
                     "one-second chunk loop) -> speech, with the harness doing delegated work in the background "
                     "and every message recorded in a journal.",
         epilog="Other commands: `venus-edge replay JOURNAL [--verify]` re-runs a recorded session; "
+               "`venus-edge trace JOURNAL -o trace.json` writes it for Perfetto; "
                f"`venus-edge bench {{{','.join(BENCHES)}}}` measures a part of the runtime.")
     io = p.add_argument_group("input and output")
     io.add_argument("--mic", help="microphone (device index or name; default device if omitted) or a WAV/FLAC file")
@@ -179,6 +180,30 @@ def replay_main(argv: list[str]) -> int:
     return 0
 
 
+def trace_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge trace", description="Write a session journal as Chrome "
+                                "trace-event JSON: open it in https://ui.perfetto.dev or chrome://tracing.")
+    p.add_argument("journal")
+    p.add_argument("-o", "--out", default=None, help="the trace file to write (default: JOURNAL.trace.json)")
+    args = p.parse_args(argv)
+    from edge.timeline.journal import JournalError
+    from edge.timeline.trace import write_trace
+
+    out = Path(args.out or f"{args.journal}.trace.json")
+    try:
+        stats = write_trace(args.journal, out)
+    except JournalError as exc:
+        print(f"venus-edge trace: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"venus-edge trace: cannot write {out}: {exc.strerror}; choose another path with -o.",
+              file=sys.stderr)
+        return 2
+    print(f"wrote {out}: {stats.events} events, {stats.flows} message arrows, {stats.chunks} chunks "
+          f"({stats.folded_chunks} silent ones folded), {stats.bytes / 1e6:.2f} MB")
+    return 0
+
+
 def bench_main(argv: list[str]) -> int:
     if not argv or argv[0] not in BENCHES:
         print(f"usage: venus-edge bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
@@ -197,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         return replay_main(argv[1:])
     if argv and argv[0] == "bench":
         return bench_main(argv[1:])
+    if argv and argv[0] == "trace":
+        return trace_main(argv[1:])
     return run(argv)
 
 
