@@ -84,6 +84,10 @@ def session_parser() -> argparse.ArgumentParser:
                      help="at start, remove sessions older than this from the journal folder (default 7)")
     run.add_argument("--journal-mb", type=float, default=None,
                      help="at start, remove the oldest sessions until the rest fit in this many MB (default 1024)")
+    run.add_argument("--http", metavar="HOST:PORT", help="serve /health, /metrics and a live timeline page at / "
+                                                         "here while the session runs (e.g. 127.0.0.1:8765)")
+    run.add_argument("--http-public", action="store_true", help="allow --http on an address other hosts can "
+                                                                 "reach (it has no authentication)")
     run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     return p
 
@@ -96,7 +100,7 @@ def run(argv: list[str]) -> int:
         from edge.devices import list_devices
         print(list_devices())
         return 0
-    from edge.session import SessionConfig, SettingsError, run_session
+    from edge.session import ALL_NODES, SessionConfig, SettingsError, make_supervisor
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
 
@@ -115,6 +119,14 @@ def run(argv: list[str]) -> int:
         try:
             harness = load_harness_config(args.harness)
         except ValueError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+    observe = None
+    if args.http:
+        from edge.observe.server import AddressError, parse_address
+        try:
+            address = parse_address(args.http, args.http_public)
+        except AddressError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
@@ -138,11 +150,26 @@ def run(argv: list[str]) -> int:
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
               "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
     try:
-        report = run_session(cfg, inprocess=args.inprocess,
-                             settings=SupervisorSettings(max_session_s=args.max_seconds))
+        supervisor = make_supervisor(cfg, ALL_NODES, inprocess=args.inprocess, virtual_clock=not cfg.realtime,
+                                     settings=SupervisorSettings(max_session_s=args.max_seconds))
     except SettingsError as exc:
         print(f"venus-edge: {exc}", file=sys.stderr)
         return 2
+    if args.http:
+        from edge.observe.observer import Observer
+        from edge.observe.server import ObserveServer
+        supervisor.watcher = Observer()
+        try:
+            observe = ObserveServer(supervisor.watcher, *address)
+        except AddressError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+        print(f"observing on {observe.url}: the timeline at /, /health, /metrics", file=sys.stderr)
+    try:
+        report = supervisor.run()
+    finally:
+        if observe is not None:
+            observe.close()
     print_summary(journal, report, speaker)
     if not report.ok and report.reason not in ("interrupted by signal",) and not report.reason.startswith("stopped"):
         print(f"venus-edge: the session did not complete: {report.reason}", file=sys.stderr)
