@@ -71,10 +71,10 @@ class _Writer:
 
     def family(self, name: str, samples: Iterable[tuple[dict[str, str], float]]) -> None:
         kind = _TYPES[name]
-        self.lines += [f"# HELP {name} {_HELP[name]}", f"# TYPE {name} {kind}"]
-        suffix = "_total" if kind == "counter" else ""
+        full = f"{name}_total" if kind == "counter" else name  # text format 0.0.4 names a counter with _total
+        self.lines += [f"# HELP {full} {_HELP[name]}", f"# TYPE {full} {kind}"]
         for labels, value in samples:
-            self.lines.append(f"{name}{suffix}{_labels(labels)} {_num(value)}")
+            self.lines.append(f"{full}{_labels(labels)} {_num(value)}")
 
     def histogram(self, name: str, h: Histogram) -> None:
         self.lines += [f"# HELP {name} {_HELP[name]}", f"# TYPE {name} histogram"]
