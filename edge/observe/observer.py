@@ -38,6 +38,7 @@ class Observer:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.ended: str | None = None
+        self.session_started = False  # supervisor events before it carry the start-up clock: shown at 0
         # Chunk loop
         self.chunks: collections.Counter[str] = collections.Counter()
         self.decision_s = Histogram()
@@ -214,7 +215,8 @@ class Observer:
         self._page(env.t_ns, "work", work_id=msg.work_id, state=f"{msg.kind} ready", detail=msg.text)
 
     def _on_node_event(self, env: Envelope, msg: m.NodeEvent) -> None:
-        self._page(env.t_ns if self.sup is not None and self.sup.started else 0, "node", node=msg.node,
+        self.session_started = self.session_started or msg.event == "session-started"
+        self._page(env.t_ns if self.session_started else 0, "node", node=msg.node,
                    event=msg.event, detail=msg.detail, restarts=msg.restarts)
 
     def _on_session_end(self, env: Envelope, msg: m.SessionEnd) -> None:

@@ -48,10 +48,11 @@ class Live:
         return self.report[0]
 
 
-def start_live(cfg: SessionConfig, inprocess: bool = False) -> Live:
+def start_live(cfg: SessionConfig, inprocess: bool = False, node_classes: dict[str, str] | None = None) -> Live:
     observer = Observer()
     server = ObserveServer(observer, "127.0.0.1", 0)
-    sup = make_supervisor(cfg, ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime, watcher=observer)
+    sup = make_supervisor(cfg, ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime, watcher=observer,
+                           node_classes=node_classes)
     live = Live(server, observer, threading.Thread(target=lambda: live.report.append(sup.run()), daemon=True))
     live.thread.start()
     return live
