@@ -42,6 +42,7 @@ def session_parser() -> argparse.ArgumentParser:
                     "one-second chunk loop) -> speech, with the harness doing delegated work in the background "
                     "and every message recorded in a journal.",
         epilog="Other commands: `venus-edge replay JOURNAL [--verify]` re-runs a recorded session; "
+               "`venus-edge trace JOURNAL -o trace.json` writes it for Perfetto; "
                f"`venus-edge bench {{{','.join(BENCHES)}}}` measures a part of the runtime.")
     io = p.add_argument_group("input and output")
     io.add_argument("--mic", help="microphone (device index or name; default device if omitted) or a WAV/FLAC file")
@@ -83,6 +84,10 @@ def session_parser() -> argparse.ArgumentParser:
                      help="at start, remove sessions older than this from the journal folder (default 7)")
     run.add_argument("--journal-mb", type=float, default=None,
                      help="at start, remove the oldest sessions until the rest fit in this many MB (default 1024)")
+    run.add_argument("--http", metavar="HOST:PORT", help="serve /health, /metrics and a live timeline page at / "
+                                                         "here while the session runs (e.g. 127.0.0.1:8765)")
+    run.add_argument("--http-public", action="store_true", help="allow --http on an address other hosts can "
+                                                                 "reach (it has no authentication)")
     run.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     return p
 
@@ -95,7 +100,7 @@ def run(argv: list[str]) -> int:
         from edge.devices import list_devices
         print(list_devices())
         return 0
-    from edge.session import SessionConfig, SettingsError, run_session
+    from edge.session import ALL_NODES, SessionConfig, SettingsError, make_supervisor
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
 
@@ -114,6 +119,14 @@ def run(argv: list[str]) -> int:
         try:
             harness = load_harness_config(args.harness)
         except ValueError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+    observe = None
+    if args.http:
+        from edge.observe.server import AddressError, parse_address
+        try:
+            address = parse_address(args.http, args.http_public)
+        except AddressError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
@@ -137,11 +150,26 @@ def run(argv: list[str]) -> int:
         print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
               "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
     try:
-        report = run_session(cfg, inprocess=args.inprocess,
-                             settings=SupervisorSettings(max_session_s=args.max_seconds))
+        supervisor = make_supervisor(cfg, ALL_NODES, inprocess=args.inprocess, virtual_clock=not cfg.realtime,
+                                     settings=SupervisorSettings(max_session_s=args.max_seconds))
     except SettingsError as exc:
         print(f"venus-edge: {exc}", file=sys.stderr)
         return 2
+    if args.http:
+        from edge.observe.observer import Observer
+        from edge.observe.server import ObserveServer
+        supervisor.watcher = Observer()
+        try:
+            observe = ObserveServer(supervisor.watcher, *address)
+        except AddressError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
+        print(f"observing on {observe.url}: the timeline at /, /health, /metrics", file=sys.stderr)
+    try:
+        report = supervisor.run()
+    finally:
+        if observe is not None:
+            observe.close()
     print_summary(journal, report, speaker)
     if not report.ok and report.reason not in ("interrupted by signal",) and not report.reason.startswith("stopped"):
         print(f"venus-edge: the session did not complete: {report.reason}", file=sys.stderr)
@@ -179,6 +207,30 @@ def replay_main(argv: list[str]) -> int:
     return 0
 
 
+def trace_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge trace", description="Write a session journal as Chrome "
+                                "trace-event JSON: open it in https://ui.perfetto.dev or chrome://tracing.")
+    p.add_argument("journal")
+    p.add_argument("-o", "--out", default=None, help="the trace file to write (default: JOURNAL.trace.json)")
+    args = p.parse_args(argv)
+    from edge.timeline.journal import JournalError
+    from edge.timeline.trace import write_trace
+
+    out = Path(args.out or f"{args.journal}.trace.json")
+    try:
+        stats = write_trace(args.journal, out)
+    except JournalError as exc:
+        print(f"venus-edge trace: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"venus-edge trace: cannot write {out}: {exc.strerror}; choose another path with -o.",
+              file=sys.stderr)
+        return 2
+    print(f"wrote {out}: {stats.events} events, {stats.flows} message arrows, {stats.chunks} chunks "
+          f"({stats.folded_chunks} silent ones folded), {stats.bytes / 1e6:.2f} MB")
+    return 0
+
+
 def bench_main(argv: list[str]) -> int:
     if not argv or argv[0] not in BENCHES:
         print(f"usage: venus-edge bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
@@ -197,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         return replay_main(argv[1:])
     if argv and argv[0] == "bench":
         return bench_main(argv[1:])
+    if argv and argv[0] == "trace":
+        return trace_main(argv[1:])
     return run(argv)
 
 

@@ -13,7 +13,7 @@ PY="${PYTHON:-python3}"
 LLAMA_VERSION="0.3.36"
 # Portable CPU build: -march=native enables AMX code that crashes (SIGILL) on quantized models.
 LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF}"
-APT_PACKAGES="espeak-ng sox libsndfile1 libportaudio2 shellcheck systemd sqlite3"
+APT_PACKAGES="espeak-ng sox libsndfile1 libportaudio2 shellcheck systemd sqlite3 chromium"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 # pip warns about every absent local index on some machines; keep real errors, drop that noise.

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Protocol
 
 import zmq
 
@@ -79,10 +79,21 @@ class SessionReport:
     node_stats: dict[str, dict] = field(default_factory=dict)  # each node's last heartbeat counters
 
 
+class Watcher(Protocol):
+    """Something that watches a running session from the supervisor's process (the HTTP observer)."""
+
+    def attach(self, supervisor: "Supervisor") -> None:
+        """The bus is bound: subscribe to it (with the supervisor's context) and read its state from now on."""
+
+    def detach(self) -> None:
+        """The session is over and the sockets are about to close: stop using them."""
+
+
 class Supervisor:
     def __init__(self, configs: Mapping[str, dict], nodes: dict[str, str], *, required: tuple[str, ...] = (),
                  inprocess: bool = False, virtual_clock: bool = False,
-                 settings: SupervisorSettings | None = None, transport: str | None = None) -> None:
+                 settings: SupervisorSettings | None = None, transport: str | None = None,
+                 watcher: Watcher | None = None) -> None:
         """`nodes` maps each node's name to the "module:Class" that runs it, `configs` to its settings as plain
         values; the session owns both. A file session ends when every node named in `required` has finished."""
         self.node_classes = dict(nodes)
@@ -103,6 +114,8 @@ class Supervisor:
         self.node_stats: dict[str, dict] = {}
         self.notifier = SystemdNotifier()
         self._next_watchdog = 0.0
+        self.watcher = watcher
+        self.finished_reason: str | None = None  # set once the session has ended
 
     # --- sockets -------------------------------------------------------------------------
     def _bind(self) -> None:
@@ -277,6 +290,8 @@ class Supervisor:
 
     def run(self) -> SessionReport:
         self._bind()
+        if self.watcher is not None:
+            self.watcher.attach(self)
         switch = sys.getswitchinterval()
         if self.inprocess:
             sys.setswitchinterval(0.0005)  # node threads share the GIL: hand it over promptly (default 5 ms)
@@ -291,6 +306,7 @@ class Supervisor:
             for c in order:
                 self._spawn(c)
             reason = self._supervise(t0)
+            self.finished_reason = reason
             ok = self._finish(reason)
         finally:
             for sig, handler in old.items():
@@ -364,6 +380,8 @@ class Supervisor:
         return reason == "complete"
 
     def _close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.detach()
         try:
             self._proxy_ctl.send(b"TERMINATE")
             self._proxy.join(timeout=2)

@@ -33,8 +33,19 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "edge.harness": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.bench", "export", "quant"),
     "edge.bargein": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
     "edge.nodes": ("edge.bench", "export", "quant"),
+    # The observer reads the bus and the supervisor: messages, wire, timeline, graph and nothing of the models.
+    "edge.observe": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
+                     "edge.bargein", "edge.detect", "edge.backends", "edge.bundle", "edge.session",
+                     "edge.settings", "export", "quant"),
     "edge": ("export", "quant"),  # the live runtime never needs the build-time packages (torch, onnx)
     "export": ("edge.nodes", "edge.graph", "edge.frontend", "edge.harness", "edge.capture", "quant"),
+}
+
+
+# package prefix -> the only modules outside it that may import it (the supervisor reaches the observer
+# through its Watcher protocol, never by import).
+ONLY_IMPORTED_BY: dict[str, tuple[str, ...]] = {
+    "edge.observe": ("edge.cli",),
 }
 
 
@@ -79,6 +90,10 @@ def violations(root: Path = ROOT) -> list[str]:
                 for b in banned:
                     if _under(target, b) and not _under(target, pkg):
                         out.add(f"{path.relative_to(root)}:{line} imports {target} ({pkg} may not import {b})")
+            for pkg, allowed in ONLY_IMPORTED_BY.items():
+                if _under(target, pkg) and not _under(name, pkg) and name not in allowed:
+                    out.add(f"{path.relative_to(root)}:{line} imports {target} (only {', '.join(allowed)} "
+                            f"may import {pkg})")
     return sorted(out)
 
 
@@ -90,9 +105,12 @@ def test_an_upward_import_is_named(tmp_path: Path) -> None:
     # The checker must see a lazy upward import, or the test above proves nothing.
     (tmp_path / "edge" / "graph").mkdir(parents=True)
     (tmp_path / "edge" / "graph" / "sup.py").write_text("def f():\n    from edge.nodes import frontend\n")
+    (tmp_path / "edge" / "nodes").mkdir()
+    (tmp_path / "edge" / "nodes" / "speech.py").write_text("import edge.observe.metrics\n")
     (tmp_path / "edge" / "protocol").mkdir()
     (tmp_path / "edge" / "protocol" / "t.py").write_text("from . import spans\nimport edge.wire\n")
     found = violations(tmp_path)
     assert found == ["edge/graph/sup.py:2 imports edge.nodes (edge.graph may not import edge.nodes)",
                      "edge/graph/sup.py:2 imports edge.nodes.frontend (edge.graph may not import edge.nodes)",
+                     "edge/nodes/speech.py:1 imports edge.observe.metrics (only edge.cli may import edge.observe)",
                      "edge/protocol/t.py:2 imports edge.wire (edge.protocol may not import edge)"]
