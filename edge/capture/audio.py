@@ -12,10 +12,9 @@ from typing import Protocol
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.capture.errors import DeviceError
 from kernels.resample import resample, to_mono
-
-RATE = 16000
 
 
 class AudioSource(Protocol):

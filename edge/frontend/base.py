@@ -14,6 +14,7 @@ from typing import Callable, ClassVar, Literal
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.bargein.policy import Decision, Overlap
 
 Control = Literal["listen", "speak"]
@@ -38,7 +39,7 @@ class Chunk:
     t_end_ns: int
     audio: np.ndarray  # float32 in [-1, 1], 16 kHz mono
     frames: list[Frame] = field(default_factory=list)
-    sample_rate: int = 16000
+    sample_rate: int = RATE
     playback_active: bool = False  # the assistant's audio is playing during this chunk
     # When capture heard the user start talking over the assistant's playback, while that overlap is still
     # open (undecided, or still being spoken): a frontend can tell the user is talking over it.

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import soxr
 
-from edge.capture.audio import RATE, MicSource
+from edge.audio_format import RATE
+from edge.capture.audio import MicSource
 from edge.capture.video import open_video_source
 
 # An RGB scene: red top-left, green top-right, blue bottom half.

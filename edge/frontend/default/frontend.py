@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.policy import Overlap, by_words
 from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
@@ -26,7 +27,7 @@ from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import Reply
-from edge.detect.vad import FRAME_NS, RATE, SileroVad
+from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
