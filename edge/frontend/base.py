@@ -80,8 +80,9 @@ class ChunkOutput:
 
 
 @dataclass
-class BackendResult:
-    """A harness result, to be prefilled as `<backend>text</backend>` at an idle boundary."""
+class ResultToSay:
+    """What the frontend node hands a frontend from the bus message `messages.BackendResult`: the words
+    to prefill as `<backend>text</backend>` at an idle boundary, and the id its speech is tagged with."""
 
     id: str
     text: str
@@ -112,7 +113,7 @@ class Frontend(ABC):
         """Decide this chunk: listen, or speak words (and any delegate spans)."""
 
     @abstractmethod
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         """Queue a harness result; the frontend speaks it at its next idle listen boundary."""
 
     @abstractmethod

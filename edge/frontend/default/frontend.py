@@ -21,7 +21,7 @@ import numpy as np
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.policy import Overlap, by_words
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
+from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
 from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
@@ -80,7 +80,7 @@ class DefaultFrontend(Frontend):
         self.speak_until_ns = 0
         self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
         self.history: list[tuple[str, str]] = []
-        self.results: collections.deque[BackendResult] = collections.deque()
+        self.results: collections.deque[ResultToSay] = collections.deque()
         self.seen_results: set[str] = set()
         # What speech over the reply means: the transcript rule alone until the barge-in judge is handed in.
         self.overlap_judge: OverlapJudge = by_words
@@ -274,7 +274,7 @@ class DefaultFrontend(Frontend):
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
 
     # --- the rest of the interface ---------------------------------------------------------------
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         if result.id not in self.seen_results:  # a repeated result id is ignored
             self.seen_results.add(result.id)
             self.results.append(result)
