@@ -39,7 +39,7 @@ Shape = list[int]
 
 
 @dataclass
-class Job:
+class EngineJob:
     """One graph to build: where from, where to, and the (min, opt, max) shape of each dynamic input."""
 
     rel: pathlib.Path  # the ONNX file, relative to the bundle
@@ -97,7 +97,7 @@ def shape_profile(role: str, inputs: list[dict[str, Any]]) -> dict[str, tuple[Sh
     return profile
 
 
-def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[Job], list[str]]:
+def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[EngineJob], list[str]]:
     """The graphs to build, and a report line for each ONNX graph that is skipped on purpose."""
     jobs, skipped = [], []
     for part in manifest.get("parts", []):
@@ -116,7 +116,7 @@ def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[Job], list[str
                            "implement; onnxruntime runs it")
             continue
         precision = "int8" if str(part.get("precision")).lower() == "int8" else "fp16"
-        jobs.append(Job(pathlib.Path(rel), role, precision, shape_profile(role, _inputs(part, path))))
+        jobs.append(EngineJob(pathlib.Path(rel), role, precision, shape_profile(role, _inputs(part, path))))
     return jobs, skipped
 
 
@@ -141,7 +141,7 @@ def _dims(shape: Shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: Job, workspace_mb: int) -> list[str]:
+def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: EngineJob, workspace_mb: int) -> list[str]:
     """trtexec's command line for one engine (its documented flags; pybuild takes the same)."""
     cmd = [*tool, f"--onnx={onnx}", f"--saveEngine={engine}", "--skipInference",
            f"--memPoolSize=workspace:{workspace_mb}M"]
@@ -153,12 +153,12 @@ def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: Job,
     return cmd
 
 
-def _stamp(job: Job, key: str, digest: str) -> dict[str, Any]:
+def _stamp(job: EngineJob, key: str, digest: str) -> dict[str, Any]:
     return {"onnx": str(job.rel), "onnx_sha256": digest, "precision": job.precision, "key": key,
             "profile": {name: [list(s) for s in shapes] for name, shapes in job.profile.items()}}
 
 
-def _build_one(bundle: pathlib.Path, key_dir: pathlib.Path, job: Job, key: str, tool: list[str],
+def _build_one(bundle: pathlib.Path, key_dir: pathlib.Path, job: EngineJob, key: str, tool: list[str],
                workspace_mb: int) -> str:
     """Build one engine; returns its report line (FAILED lines carry the tool's last words)."""
     source, engine = bundle / job.rel, job.engine(key_dir)
