@@ -20,7 +20,7 @@ import numpy as np
 
 from export.errors import ExportError
 from export.tiny_tokenizer import write_tokenizer_files
-from export.tokens import EOS_TOKEN, PAD_TOKEN
+from export.special_tokens import EOS_TOKEN, PAD_TOKEN
 
 VARIANTS = ("omni", "audio")
 

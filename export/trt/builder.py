@@ -3,10 +3,10 @@
 `build_engines(bundle)` reads the bundle's manifest (the exporter's own), and
 for every ONNX part:
 - skips, with a note, what TensorRT cannot take at all: dynamic-INT8 graphs
-  (MatMulInteger and friends) and graphs with no shape table in profiles.py;
+  (MatMulInteger and friends) and graphs with no shape table in shapes.py;
   onnxruntime runs those;
 - takes the shape range of every dynamic input from the part's "shapes"
-  (the exporter records inputs there) and the table in profiles.py;
+  (the exporter records inputs there) and the table in shapes.py;
 - demotes a float64 graph (the vocoder's phase path) to float32 first;
 - builds an INT8 engine from an int8 (QDQ) graph, an FP16 engine otherwise.
 
@@ -32,7 +32,7 @@ from typing import Any
 from edge.bundle.engines import CURRENT, device_key, read_stamp
 from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
 from export.errors import ExportError
-from export.trt.profiles import DIMENSIONS, unsupported_ops, uses_float64
+from export.trt.shapes import DIMENSIONS, unsupported_ops, uses_float64
 
 TRTEXEC_PLACES = ("/usr/src/tensorrt/bin/trtexec", "/usr/local/bin/trtexec")
 Shape = list[int]
@@ -91,7 +91,7 @@ def shape_profile(role: str, inputs: list[dict[str, Any]]) -> dict[str, tuple[Sh
         unknown = [str(d) for d in dims if not isinstance(d, int) and str(d) not in table]
         if unknown or any(isinstance(d, int) and d <= 0 for d in dims):
             raise ExportError(f"input {spec.get('name')} of the {role} graph has a dimension "
-                              f"({', '.join(unknown) or 'unnamed'}) with no range in export/trt/profiles.py")
+                              f"({', '.join(unknown) or 'unnamed'}) with no range in export/trt/shapes.py")
         profile[str(spec["name"])] = tuple(  # type: ignore[assignment]
             [table[str(d)][i] if isinstance(d, str) else int(d) for d in dims] for i in range(3))
     return profile
