@@ -1,8 +1,10 @@
-"""Audio sources: a WAV/FLAC file, a microphone (sounddevice), or a journal's recorded chunks.
+"""Audio sources: a file (WAV, FLAC, anything libsndfile reads) or a microphone (sounddevice).
 
-Every source yields 16 kHz mono float32. Files are resampled once on open; a
-microphone at another rate through one streaming resampler, whose state carries
-across blocks (a resampler started afresh per block leaves a seam at every block edge).
+`--mic` picks one (`mic_is_file`); a journal is replayed through a file that
+edge/timeline/replay.py writes from its chunks. Every source yields 16 kHz mono
+float32. Files are resampled once on open; a microphone at another rate through
+one streaming resampler, whose state carries across blocks (a resampler started
+afresh per block leaves a seam at every block edge).
 """
 from __future__ import annotations
 
