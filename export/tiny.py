@@ -1,4 +1,4 @@
-"""`venus-export tiny`: a checkpoint with the real layout (CHECKPOINT.md), scaled down, seeded random.
+"""`venus-export tiny`: a checkpoint with the real layout (docs/checkpoint.md), scaled down, seeded random.
 
 config.json carries the real keys, tensors are bf16 in sharded safetensors with
 model.safetensors.index.json, the tokenizer is a Qwen2-style BPE with every
