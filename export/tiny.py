@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from export.errors import ExportError
-from export.tiny_tokenizer import write_tokenizer_files
 from export.special_tokens import EOS_TOKEN, PAD_TOKEN
+from export.tiny_tokenizer import write_tokenizer_files
 
 VARIANTS = ("omni", "audio")
 
