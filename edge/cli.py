@@ -100,6 +100,7 @@ def run(argv: list[str]) -> int:
         from edge.devices import list_devices
         print(list_devices())
         return 0
+    from edge.capture.audio import mic_is_file
     from edge.session import ALL_NODES, SessionConfig, SettingsError, make_supervisor
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
@@ -110,7 +111,7 @@ def run(argv: list[str]) -> int:
     mic, speaker = args.mic, args.speaker
     if args.example:
         mic, speaker = mic or example_wav(), speaker or "reply.wav"
-    if mic and Path(mic).suffix and not Path(mic).exists():
+    if mic_is_file(mic) and not Path(mic).is_file():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
         return 2
     harness = {}

@@ -11,9 +11,9 @@ import os
 import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from edge.capture.audio import mic_is_file
 from edge.capture.room import RoomSettings
 
 
@@ -123,10 +123,6 @@ class DuplexSettings:
     duck_gain: float
 
 
-def is_file_input(mic: str | None) -> bool:
-    return bool(mic) and (Path(str(mic)).suffix.lower() in (".wav", ".flac", ".ogg") or Path(str(mic)).exists())
-
-
 def duplex_settings(config: SessionConfig | Mapping[str, Any]) -> DuplexSettings:
     """`echo_cancel`: "auto" (on for a live microphone or a simulated room, off for a file, which holds no echo
     of this session), true, or false (the device already cancels echo)."""
@@ -143,7 +139,7 @@ def duplex_settings(config: SessionConfig | Mapping[str, Any]) -> DuplexSettings
         mode = False
     if mode not in (True, False, "auto"):
         raise SettingsError(f"echo_cancel must be auto, true or false, not {mode!r}.")
-    cancel = (room is not None or not is_file_input(cfg.mic)) if mode == "auto" else bool(mode)
+    cancel = (room is not None or not mic_is_file(cfg.mic)) if mode == "auto" else bool(mode)
     if (cancel or room is not None) and cfg.chunk_ms % 10:
         raise SettingsError(f"echo cancellation works on 10 ms frames: chunk_ms must be a multiple of 10, "
                             f"not {cfg.chunk_ms}.")

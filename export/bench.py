@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 from export.errors import ExportError
+from export.special_tokens import EOS_TOKEN, PAD_TOKEN
 from export.tiny import llm_tensors, make_config, write_shards
 from export.tiny_tokenizer import write_tokenizer_files
-from export.tokens import EOS_TOKEN, PAD_TOKEN
 
 MB = 2**20
 BENCH_LLM = {"hidden_size": 2048, "intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 4,

@@ -1,4 +1,4 @@
-"""Lazy reader of a Realtime-Venus / MiniCPM-o checkpoint directory (layout in CHECKPOINT.md).
+"""Lazy reader of a Realtime-Venus / MiniCPM-o checkpoint directory (layout in docs/checkpoint.md).
 
 Nothing is loaded up front: each tensor is read from its safetensors shard when
 asked for, and shard handles are closed again right away, so mapped pages do

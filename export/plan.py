@@ -167,7 +167,7 @@ class FitResult:
 
 
 @dataclass
-class Plan:
+class DevicePlan:
     device: Device
     variant: str
     context: int
@@ -267,16 +267,16 @@ def plan_fit(device_name: str, variant: str, llm_type: str, encoder_precision: s
 
 
 def plan(device_name: str, variant: str, context: int, *, llm_types: list[str] | None = None,
-         encoder_precisions: list[str] | None = None, **kwargs) -> Plan:
-    """Every LLM type x encoder precision, highest precision first; `Plan.best` picks one."""
+         encoder_precisions: list[str] | None = None, **kwargs) -> DevicePlan:
+    """Every LLM type x encoder precision, highest precision first; `DevicePlan.best` picks one."""
     dev = device(device_name)
     rows = [plan_fit(device_name, variant, t, e, context, **kwargs)
             for t in (llm_types or list(PLANNED))
             for e in (encoder_precisions or ["fp16", "int8"])]
-    return Plan(dev, variant, padded_context(context), rows)
+    return DevicePlan(dev, variant, padded_context(context), rows)
 
 
-def format_plan(p: Plan) -> str:
+def format_plan(p: DevicePlan) -> str:
     d = p.device
     lines = [f"{d.label} ({d.name}): {d.memory_gib:.1f} GiB, {d.bandwidth_gbs:g} GB/s; "
              f"variant {p.variant}, context {p.context} tokens (GB = 1e9 bytes)", ""]

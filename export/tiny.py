@@ -1,4 +1,4 @@
-"""`venus-export tiny`: a checkpoint with the real layout (CHECKPOINT.md), scaled down, seeded random.
+"""`venus-export tiny`: a checkpoint with the real layout (docs/checkpoint.md), scaled down, seeded random.
 
 config.json carries the real keys, tensors are bf16 in sharded safetensors with
 model.safetensors.index.json, the tokenizer is a Qwen2-style BPE with every
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from export.errors import ExportError
+from export.special_tokens import EOS_TOKEN, PAD_TOKEN
 from export.tiny_tokenizer import write_tokenizer_files
-from export.tokens import EOS_TOKEN, PAD_TOKEN
 
 VARIANTS = ("omni", "audio")
 

@@ -14,7 +14,7 @@ import numpy as np
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from edge.protocol.tokens import PROTOCOL_TOKENS
-from export.tokens import CHATML_TEMPLATE, EOS_TOKEN, MINICPMO_SPECIALS, PAD_TOKEN
+from export.special_tokens import CHATML_TEMPLATE, EOS_TOKEN, MINICPMO_SPECIALS, PAD_TOKEN
 
 # The Qwen2 pre-tokenizer split (llama.cpp's "qwen2" pre-tokenizer uses the same expression).
 QWEN2_SPLIT = (

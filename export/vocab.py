@@ -10,7 +10,7 @@ from gguf import GGUFWriter, TokenType
 
 from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.errors import ExportError
-from export.tokens import CONTROL_TOKENS, EOS_TOKEN, PAD_TOKEN
+from export.special_tokens import CONTROL_TOKENS, EOS_TOKEN, PAD_TOKEN
 
 REQUIRED_TOKENS: tuple[str, ...] = PROTOCOL_TOKENS + ("<|im_start|>", "<|im_end|>")
 

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-SAMPLE_RATE = 16000
+SAMPLE_RATE = 16000  # edge.audio_format.RATE; kernels import nothing of the project, a test ties the two
 N_FFT = 400
 HOP = 160
 N_MELS = 80

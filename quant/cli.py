@@ -69,7 +69,7 @@ def cmd_sweep(a) -> int:
         rows = sweep.run()
         enc_rows = []
         if opts.encoders:
-            from quant.encoders import run_encoder_sweep
+            from quant.encoder_sweep import run_encoder_sweep
 
             enc_rows = run_encoder_sweep(sweep, opts.encoders)
         budget = parse_size(a.budget) if a.budget else default_budget(rows)
@@ -82,7 +82,7 @@ def cmd_sweep(a) -> int:
         pareto_plot(rows, sweep.out / "pareto.png", title=f"Quantization sweep of {Path(a.source).name}")
     print(text_table(rows))
     if enc_rows:
-        from quant.encoders import encoder_text_table
+        from quant.encoder_sweep import encoder_text_table
 
         print()
         print(encoder_text_table(enc_rows))

@@ -116,7 +116,7 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
     notes = sorted({r.get("decision_note") for r in rows if r.get("decision_note")})
     md += [f"- decisions not measured: {n}" for n in notes]
     if encoder_rows:
-        from quant.encoders import encoder_markdown
+        from quant.encoder_sweep import encoder_markdown
 
         md += ["", "## Encoders", "", encoder_markdown(encoder_rows)]
     md += ["", f"Imatrix: {meta.get('imatrix_note', '')}", "", "![Pareto plot](pareto.png)", "",

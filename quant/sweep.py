@@ -20,7 +20,7 @@ from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
 from quant.source import Source, checkpoint_encoders, resolve
 from quant.state import SweepError, SweepState, row_key
 from quant.texts import CALIB_TEXT, EVAL_TEXT
-from quant.worker import Job
+from quant.worker import SweepJob
 
 IMATRIX_MODES = ("off", "on", "both")
 
@@ -146,7 +146,7 @@ class Sweep:
 
     def _measure(self, model: Path, t: GgufType, imx: bool, role: str) -> dict:
         key = row_key(t.name, imx)
-        job = Job(model=str(model), type=t.name, imatrix=imx, role=role, ref_dir=str(self.ref_dir),
+        job = SweepJob(model=str(model), type=t.name, imatrix=imx, role=role, ref_dir=str(self.ref_dir),
                   text=self.opts.text, out=str(self.out / f".row-{key}.json"), stream=str(self.stream_path),
                   max_tokens=self.opts.max_tokens, n_ctx=self.n_ctx, n_threads=self.opts.n_threads,
                   n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,

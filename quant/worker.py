@@ -20,7 +20,7 @@ from quant.metrics import ChunkDecision, compare_distributions, decision_agreeme
 
 
 @dataclass
-class Job:
+class SweepJob:
     model: str
     type: str
     imatrix: bool
@@ -63,7 +63,7 @@ def greedy(llm: LlamaModel, first: int, n: int) -> None:
         tok = int(np.argmax(logits))
 
 
-def measure(job: Job) -> dict:
+def measure(job: SweepJob) -> dict:
     ref_dir = Path(job.ref_dir)
     if not Path(job.model).is_file():
         raise FileNotFoundError(f"model file {job.model} does not exist")
@@ -144,7 +144,7 @@ def measure(job: Job) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    job = Job(**json.loads(Path(argv[0]).read_text()))
+    job = SweepJob(**json.loads(Path(argv[0]).read_text()))
     try:
         row = measure(job)
     except (ValueError, FileNotFoundError, RuntimeError) as e:

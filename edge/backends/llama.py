@@ -263,12 +263,6 @@ class LlamaModel:
         self.ll.llama_memory_seq_rm(self.mem, 0, pos, -1)
         self.n_past = pos
 
-    def pos_min(self) -> int:
-        return int(self.ll.llama_memory_seq_pos_min(self.mem, 0))
-
-    def pos_max(self) -> int:
-        return int(self.ll.llama_memory_seq_pos_max(self.mem, 0))
-
     def clear(self) -> None:
         self.ll.llama_memory_clear(self.mem, True)
         self.n_past = 0

@@ -21,12 +21,12 @@ import collections
 import numpy as np
 
 from edge import messages as m
+from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.policy import BargeInPolicy, Decision, Overlap
 from edge.frontend.base import Chunk, ChunkOutput, Frontend
 from edge.wire import Envelope
 
-RATE = 16000
 NS = 1_000_000_000
 CARRIED = frozenset({"other"})  # background is weighed again at every boundary: its level firms up
 SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (the benchmark's user gap)

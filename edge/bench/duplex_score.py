@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edge.audio_format import RATE
 from kernels.resample import resample
 
-RATE = 16000
 USER_GAP_S, ASSISTANT_GAP_S = 0.6, 0.5
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from edge.audio_format import RATE
 from kernels.resample import resample
 
-RATE = 16000
 CATEGORIES = ("interruption", "backchannel", "other", "background")
 USER_DBFS = -24.0  # RMS of the user's speech
 BACKGROUND_DB = -20.0  # background speech relative to the user

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from edge.audio_format import RATE
 from edge.backends.locate import espeak_binary
 from kernels.resample import resample
-
-RATE = 16000
 
 
 def say(text: str, voice: str = "en-us", wpm: int = 165) -> np.ndarray:

@@ -1,8 +1,10 @@
-"""Audio sources: a WAV/FLAC file, a microphone (sounddevice), or a journal's recorded chunks.
+"""Audio sources: a file (WAV, FLAC, anything libsndfile reads) or a microphone (sounddevice).
 
-Every source yields 16 kHz mono float32. Files are resampled once on open; a
-microphone at another rate through one streaming resampler, whose state carries
-across blocks (a resampler started afresh per block leaves a seam at every block edge).
+`--mic` picks one (`mic_is_file`); a journal is replayed through a file that
+edge/timeline/replay.py writes from its chunks. Every source yields 16 kHz mono
+float32. Files are resampled once on open; a microphone at another rate through
+one streaming resampler, whose state carries across blocks (a resampler started
+afresh per block leaves a seam at every block edge).
 """
 from __future__ import annotations
 
@@ -12,10 +14,9 @@ from typing import Protocol
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.capture.errors import DeviceError
 from kernels.resample import resample, to_mono
-
-RATE = 16000
 
 
 class AudioSource(Protocol):
@@ -122,9 +123,20 @@ class MicSource:
         self._stream.close()
 
 
+FILE_SUFFIXES = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aif", ".aiff")  # what libsndfile reads
+
+
+def mic_is_file(spec: str | None) -> bool:
+    """`--mic` names a file when it ends in an audio file's suffix or exists on disk; otherwise a microphone.
+
+    A missing `take.wav` is still a file (so the user hears that it does not exist), never a device name.
+    """
+    return bool(spec) and (Path(str(spec)).suffix.lower() in FILE_SUFFIXES or Path(str(spec)).exists())
+
+
 def open_audio_source(spec: str | None) -> AudioSource:
-    """A path to an existing file is a file; anything else names a microphone (index or name)."""
-    if spec and (Path(spec).suffix.lower() in (".wav", ".flac", ".ogg") or Path(spec).exists()):
+    """A file (see `mic_is_file`), or a microphone by index or name ("default" or nothing: the system's)."""
+    if mic_is_file(spec):
         return FileAudioSource(spec)
     device: str | int | None = None
     if spec not in (None, "", "default"):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RATE = 16000
+from edge.audio_format import RATE
 
 
 def gcc_phat(ref: np.ndarray, mic: np.ndarray, max_delay: int) -> tuple[int, float]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.capture.delay import DelayEstimate, DelayTracker
 
-RATE = 16000
 FRAME = 160  # AEC3 works on 10 ms frames
 OWN_REACH = int(0.3 * RATE)  # delay left for AEC3's own estimator (it handles up to ~0.5 s)
 QUIET_TO_REALIGN = int(0.3 * RATE)

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.capture.echo import FRAME, AlignedEchoCanceller
-from edge.capture.reference import RATE, ReferenceTimeline
+from edge.capture.reference import ReferenceTimeline
 from edge.capture.room import RoomEcho, RoomSettings
 from edge.capture.window import SampleWindow
 from edge.detect.level import speech_level_db

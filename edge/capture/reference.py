@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import soxr
 
+from edge.audio_format import RATE
 from edge.capture.window import SampleWindow
-
-RATE = 16000
 
 
 def ns_to_index(t_ns: int, rate: int = RATE) -> int:

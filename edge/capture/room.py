@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RATE = 16000
+from edge.audio_format import RATE
 
 
 @dataclass

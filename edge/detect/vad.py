@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.backends.locate import SILERO_VAD
 from edge.backends.onnx_cpu import cpu_session
 from edge.detect.level import frame_rms
 
-RATE = 16000
 FRAME = 512  # samples per decision (32 ms)
 CONTEXT = 64  # samples of the previous frame the model sees again
 FRAME_NS = FRAME * 1_000_000_000 // RATE

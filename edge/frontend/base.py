@@ -14,6 +14,7 @@ from typing import Callable, ClassVar, Literal
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.bargein.policy import Decision, Overlap
 
 Control = Literal["listen", "speak"]
@@ -38,7 +39,7 @@ class Chunk:
     t_end_ns: int
     audio: np.ndarray  # float32 in [-1, 1], 16 kHz mono
     frames: list[Frame] = field(default_factory=list)
-    sample_rate: int = 16000
+    sample_rate: int = RATE
     playback_active: bool = False  # the assistant's audio is playing during this chunk
     # When capture heard the user start talking over the assistant's playback, while that overlap is still
     # open (undecided, or still being spoken): a frontend can tell the user is talking over it.
@@ -79,8 +80,9 @@ class ChunkOutput:
 
 
 @dataclass
-class BackendResult:
-    """A harness result, to be prefilled as `<backend>text</backend>` at an idle boundary."""
+class ResultToSay:
+    """What the frontend node hands a frontend from the bus message `messages.BackendResult`: the words
+    to prefill as `<backend>text</backend>` at an idle boundary, and the id its speech is tagged with."""
 
     id: str
     text: str
@@ -111,7 +113,7 @@ class Frontend(ABC):
         """Decide this chunk: listen, or speak words (and any delegate spans)."""
 
     @abstractmethod
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         """Queue a harness result; the frontend speaks it at its next idle listen boundary."""
 
     @abstractmethod

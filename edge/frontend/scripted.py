@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
+from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 
 ACTIONS = ("speak", "delegate", "interrupt", "listen")
 
@@ -57,7 +57,7 @@ class ScriptedFrontend(Frontend):
         self.by_chunk: dict[int, list[Action]] = {}
         for a in actions:
             self.by_chunk.setdefault(a.chunk, []).append(a)
-        self.pending: list[BackendResult] = []
+        self.pending: list[ResultToSay] = []
         self.speak_backend = speak_backend
 
     @classmethod
@@ -82,7 +82,7 @@ class ScriptedFrontend(Frontend):
             out.backend_id = result.id
         return out
 
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         self.pending.append(result)
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
@@ -100,7 +100,7 @@ class NullFrontend(Frontend):
     def step(self, chunk: Chunk) -> ChunkOutput:
         return ChunkOutput(control="listen")
 
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         pass
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:

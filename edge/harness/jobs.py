@@ -75,10 +75,6 @@ class Sleepers:
                     keep.append((target, ev, job))
             self.waiting = keep
 
-    def next_wake_ns(self) -> int | None:
-        with self.cond:
-            return min((t for t, _, _ in self.waiting), default=None)
-
     def settle(self, timeout_s: float = 10.0) -> bool:
         """Block until every worker is done or waiting on the clock (tests and the soak use it)."""
         with self.cond:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from edge.protocol.strip import strip_protocol_tokens
+from edge.sentences import split_sentences
 
 MAX_SENTENCES = 3
 MAX_CHARS = 400
@@ -66,11 +67,6 @@ def readable_numbers(text: str) -> str:
     text = _UNIT_RE.sub(lambda mt: f"{mt.group(1)} {_UNIT_WORDS[mt.group(2)]}", text)
     text = _BIG.sub(_big, text)
     return text.replace("&", " and ").replace("+/-", " plus or minus ").replace("~", " about ")
-
-
-def split_sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])", text)
-    return [p.strip() for p in parts if p.strip()]
 
 
 def polish(text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> str:

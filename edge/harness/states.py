@@ -4,9 +4,7 @@ from __future__ import annotations
 QUEUED, RUNNING, CANCELLING, COMPLETED = "queued", "running", "cancelling", "completed"
 DELIVERING, DELIVERED, CANCELLED, FAILED = "delivering", "delivered", "cancelled", "failed"
 
-STATES = (QUEUED, RUNNING, CANCELLING, COMPLETED, DELIVERING, DELIVERED, CANCELLED, FAILED)
 TERMINAL = frozenset({DELIVERED, CANCELLED, FAILED})
-ACTIVE = frozenset({RUNNING, CANCELLING})
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     QUEUED: frozenset({RUNNING, CANCELLED, FAILED}),

@@ -1,6 +1,7 @@
 """Media messages: audio chunks and video frames from capture, stamped once, and the playback reference."""
 from __future__ import annotations
 
+from edge.audio_format import RATE
 from edge.wire.registry import Message, message
 
 __all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity"]
@@ -17,7 +18,7 @@ class AudioChunk(Message):
     """Session time of its first sample."""
     t_end_ns: int
     """Session time just after its last sample."""
-    sample_rate: int = 16000
+    sample_rate: int = RATE
     """Samples per second of the PCM in payload frame 0."""
     n_samples: int = 0
     """How many samples payload frame 0 holds."""

@@ -10,7 +10,8 @@ import logging
 import numpy as np
 
 from edge import messages as m
-from edge.capture.audio import RATE, AudioSource, FileAudioSource, open_audio_source
+from edge.audio_format import RATE
+from edge.capture.audio import AudioSource, FileAudioSource, open_audio_source
 from edge.capture.listener import Activity, DuplexListener
 from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from edge.capture.audio import RATE
+from edge.audio_format import RATE
 from edge.capture.listener import Activity
 from edge.clock import VirtualClock
 

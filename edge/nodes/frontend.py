@@ -9,7 +9,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.bargein.judge import BargeInJudge
-from edge.frontend.base import BackendResult, Chunk, Frame, Frontend
+from edge.frontend.base import Chunk, Frame, Frontend, ResultToSay
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
 from edge.settings import FrontendSettings
@@ -74,7 +74,7 @@ class FrontendNode(Node):
         elif isinstance(msg, m.BackendResult):
             assert self.frontend is not None
             self.backend_texts[msg.id] = (msg.work_id, msg.text)
-            self.frontend.deliver(BackendResult(msg.id, msg.text))
+            self.frontend.deliver(ResultToSay(msg.id, msg.text))
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
-from edge.harness.build import Built, build_harness
+from edge.harness.assemble import Built, build_harness
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float

@@ -21,7 +21,7 @@ from edge.settings import SpeechSettings
 from edge.speech.base import SpeechDecoder
 from edge.speech.factory import build_decoder
 from edge.speech.playback import ReferenceTap
-from edge.speech.player import Piece, Player
+from edge.speech.player import AudioPiece, Player
 from edge.speech.sinks import open_sink
 from edge.wire import Envelope
 from kernels.resample import resample
@@ -51,7 +51,7 @@ class SpeechNode(Node):
         self.pacing = VirtualSpeech(self) if io.clock.virtual else RealTimeSpeech(self)
         self.decoder: SpeechDecoder | None = None
         self.player: Player | None = None
-        self.ready: queue.Queue[Piece] = queue.Queue()
+        self.ready: queue.Queue[AudioPiece] = queue.Queue()
         self.end: m.FrontendDone | None = None
         self.was_active = False
         self.played_pieces = 0
@@ -114,7 +114,7 @@ class SpeechNode(Node):
     def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None,
                    recv_delay_ns: int) -> None:
         t = self.io.clock.now_ns() if ready_ns is None else ready_ns
-        self.ready.put(Piece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id,
+        self.ready.put(AudioPiece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id,
                              recv_delay_ns))
 
     # --- messages -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.speech.playback import StagedSink
-from edge.speech.sinks import Sink
+from edge.speech.sinks import AudioSink
 
 if TYPE_CHECKING:
     from edge.nodes.speech import SpeechNode
@@ -33,7 +33,7 @@ class RealTimeSpeech:
         self.lock = threading.Lock()
         self.worker: threading.Thread | None = None
 
-    def stage(self, sink: Sink) -> Sink:
+    def stage(self, sink: AudioSink) -> AudioSink:
         """The sink the player writes to: the device itself."""
         return sink
 
@@ -96,7 +96,7 @@ class VirtualSpeech:
         self.staged: StagedSink | None = None
         self.ahead_for: tuple[int, int] | None = None  # (chunk index, t_ns): hand over once its speech is in
 
-    def stage(self, sink: Sink) -> Sink:
+    def stage(self, sink: AudioSink) -> AudioSink:
         """With a reference, blocks handed over ahead wait staged until their chunk has passed."""
         self.staged = StagedSink(sink)
         return self.staged

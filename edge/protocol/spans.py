@@ -57,13 +57,6 @@ class DelegateParser:
         self.opened_ns = 0
         self.buf = bytearray()
 
-    def get_state(self) -> dict:
-        return {"state": self.state, "turn_used": self.turn_used, "opened_ns": self.opened_ns, "buf": bytes(self.buf)}
-
-    def set_state(self, st: dict) -> None:
-        self.state, self.turn_used, self.opened_ns = st["state"], st["turn_used"], st["opened_ns"]
-        self.buf = bytearray(st["buf"])
-
     def feed(self, token_id: int, t_ns: int) -> Step:
         name = self.tokens.name(token_id)
         if self.state == self.OUTSIDE:
@@ -106,14 +99,3 @@ class DelegateParser:
             return Step(voided="an empty delegate span was ignored")
         self.turn_used = True
         return Step(span=Span(text, self.opened_ns, closed_by))
-
-    def feed_many(self, token_ids: list[int], t_ns: int) -> tuple[bytes, list[Span], list[str]]:
-        visible, spans, voided = bytearray(), [], []
-        for tok in token_ids:
-            s = self.feed(tok, t_ns)
-            visible += s.visible
-            if s.span:
-                spans.append(s.span)
-            if s.voided:
-                voided.append(s.voided)
-        return bytes(visible), spans, voided

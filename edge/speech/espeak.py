@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import re
 import shutil
 import subprocess
 from typing import Iterator
@@ -10,12 +9,7 @@ from typing import Iterator
 import numpy as np
 import soundfile as sf
 
-_SENTENCE = re.compile(r"(?<=[.!?;:])\s+")
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-
+from edge.sentences import SPEECH_PIECE, split_sentences
 
 class EspeakDecoder:
     name = "espeak"
@@ -28,7 +22,7 @@ class EspeakDecoder:
         self.voice, self.rate_wpm = voice, rate_wpm
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
-        for sentence in split_sentences(text):
+        for sentence in split_sentences(text, SPEECH_PIECE):
             wav = subprocess.run([self.binary, "-v", self.voice, "-s", str(self.rate_wpm), "--stdout", sentence],
                                  check=True, capture_output=True, timeout=30).stdout
             audio, rate = sf.read(io.BytesIO(wav), dtype="float32")
@@ -46,7 +40,7 @@ class NullDecoder:
     sample_rate = 16000
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
-        for sentence in split_sentences(text):
+        for sentence in split_sentences(text, SPEECH_PIECE):
             yield np.zeros(int(len(sentence) * 0.06 * self.sample_rate), np.float32)
 
     def close(self) -> None:

@@ -13,14 +13,14 @@ from typing import Callable
 
 import numpy as np
 
-from edge.speech.sinks import Sink
+from edge.speech.sinks import AudioSink
 from kernels.resample import float_to_pcm16
 
 Publish = Callable[[int, int, bytes], None]  # (t_ns, n_samples, pcm) -> None
 
 
 class ReferenceTap:
-    def __init__(self, inner: Sink, publish: Publish) -> None:
+    def __init__(self, inner: AudioSink, publish: Publish) -> None:
         self.inner = inner
         self.rate = inner.rate
         self.publish = publish
@@ -37,7 +37,7 @@ class ReferenceTap:
 class StagedSink:
     """Blocks wait here until `commit(t)`; `duck(t, gain)` re-scales what is staged from time t on."""
 
-    def __init__(self, inner: Sink) -> None:
+    def __init__(self, inner: AudioSink) -> None:
         self.inner = inner
         self.rate = inner.rate
         self._blocks: list[tuple[int, np.ndarray, float]] = []  # (t_ns, samples, gain they were made at)

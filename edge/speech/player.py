@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from edge.speech.sinks import Sink
+from edge.speech.sinks import AudioSink
 
 
 @dataclass
-class Piece:
+class AudioPiece:
     speak_id: str
     utterance: int
     seq: int
@@ -34,10 +34,10 @@ class Piece:
 
 
 class Player:
-    def __init__(self, sink: Sink) -> None:
+    def __init__(self, sink: AudioSink) -> None:
         self.sink = sink
         self.rate = sink.rate
-        self.queue: collections.deque[Piece] = collections.deque()
+        self.queue: collections.deque[AudioPiece] = collections.deque()
         self.cursor_ns = 0
         self.gain = 1.0
 
@@ -56,10 +56,10 @@ class Player:
             t = start + int(len(p.samples) * 1e9 / self.rate)
         return t
 
-    def enqueue(self, piece: Piece) -> None:
+    def enqueue(self, piece: AudioPiece) -> None:
         self.queue.append(piece)
 
-    def advance(self, now_ns: int) -> list[Piece]:
+    def advance(self, now_ns: int) -> list[AudioPiece]:
         """Play everything due up to now; return the pieces that finished."""
         done = []
         while self.queue:
@@ -80,7 +80,7 @@ class Player:
             done.append(self.queue.popleft())
         return done
 
-    def cut(self, epoch: int, t_ns: int) -> list[Piece]:
+    def cut(self, epoch: int, t_ns: int) -> list[AudioPiece]:
         """Drop every piece older than `epoch`; the one playing stops at `t_ns`. Returns what was cut."""
         self.advance(t_ns)
         cut = [p for p in self.queue if p.epoch < epoch]

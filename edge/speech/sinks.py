@@ -14,7 +14,7 @@ import soundfile as sf
 from edge.capture.errors import DeviceError
 
 
-class Sink(Protocol):
+class AudioSink(Protocol):
     rate: int
 
     def write(self, t_ns: int, samples: np.ndarray) -> None: ...
@@ -105,7 +105,7 @@ class NullSink:
         pass
 
 
-def open_sink(spec: str | None, rate: int = 24000) -> Sink:
+def open_sink(spec: str | None, rate: int = 24000) -> AudioSink:
     if spec in (None, "", "null"):
         return NullSink(rate)
     if spec.lower().endswith((".wav", ".flac")):

@@ -15,6 +15,7 @@ import numpy as np
 import soundfile as sf
 
 from edge import messages as m
+from edge.audio_format import RATE
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal, JournalError, content
 
@@ -40,7 +41,7 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
         raise JournalError(f"journal {journal.path} holds no audio chunks to replay")
     audio = np.concatenate([chunks[i] for i in sorted(chunks)])
     wav = out_dir / "input.wav"
-    sf.write(str(wav), audio, 16000, subtype="PCM_16")
+    sf.write(str(wav), audio, RATE, subtype="PCM_16")
     if not frames:
         return wav, None
     import cv2

@@ -52,7 +52,3 @@ def load(path: pathlib.Path) -> onnx.ModelProto:
 def files_of(path: pathlib.Path) -> list[pathlib.Path]:
     side = data_file(path)
     return [path, side] if side.is_file() else [path]
-
-
-def has_side_file(path: pathlib.Path) -> bool:
-    return data_file(path).is_file()

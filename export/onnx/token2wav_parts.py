@@ -15,7 +15,7 @@ from export.torch_ref.token2wav_ref import t_span
 
 NOISE_FILE = "token2wav_noise.npy"
 NOISE_SEED = 0
-# REFERENCE.md gives 5 flow-matching steps; MiniCPM-o's init_tts defaults to 10. A setting either way.
+# 5 flow-matching steps, the faster setting; MiniCPM-o's own default is 10 (docs/checkpoint.md). A setting either way.
 DEFAULT_TIMESTEPS = 5
 GRAPHS = ("token2wav_encoder", "token2wav_step", "token2wav_vocoder")
 

@@ -3,10 +3,10 @@
 `build_engines(bundle)` reads the bundle's manifest (the exporter's own), and
 for every ONNX part:
 - skips, with a note, what TensorRT cannot take at all: dynamic-INT8 graphs
-  (MatMulInteger and friends) and graphs with no shape table in profiles.py;
+  (MatMulInteger and friends) and graphs with no shape table in shapes.py;
   onnxruntime runs those;
 - takes the shape range of every dynamic input from the part's "shapes"
-  (the exporter records inputs there) and the table in profiles.py;
+  (the exporter records inputs there) and the table in shapes.py;
 - demotes a float64 graph (the vocoder's phase path) to float32 first;
 - builds an INT8 engine from an int8 (QDQ) graph, an FP16 engine otherwise.
 
@@ -32,14 +32,14 @@ from typing import Any
 from edge.bundle.engines import CURRENT, device_key, read_stamp
 from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
 from export.errors import ExportError
-from export.trt.profiles import DIMENSIONS, unsupported_ops, uses_float64
+from export.trt.shapes import DIMENSIONS, unsupported_ops, uses_float64
 
 TRTEXEC_PLACES = ("/usr/src/tensorrt/bin/trtexec", "/usr/local/bin/trtexec")
 Shape = list[int]
 
 
 @dataclass
-class Job:
+class EngineJob:
     """One graph to build: where from, where to, and the (min, opt, max) shape of each dynamic input."""
 
     rel: pathlib.Path  # the ONNX file, relative to the bundle
@@ -91,13 +91,13 @@ def shape_profile(role: str, inputs: list[dict[str, Any]]) -> dict[str, tuple[Sh
         unknown = [str(d) for d in dims if not isinstance(d, int) and str(d) not in table]
         if unknown or any(isinstance(d, int) and d <= 0 for d in dims):
             raise ExportError(f"input {spec.get('name')} of the {role} graph has a dimension "
-                              f"({', '.join(unknown) or 'unnamed'}) with no range in export/trt/profiles.py")
+                              f"({', '.join(unknown) or 'unnamed'}) with no range in export/trt/shapes.py")
         profile[str(spec["name"])] = tuple(  # type: ignore[assignment]
             [table[str(d)][i] if isinstance(d, str) else int(d) for d in dims] for i in range(3))
     return profile
 
 
-def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[Job], list[str]]:
+def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[EngineJob], list[str]]:
     """The graphs to build, and a report line for each ONNX graph that is skipped on purpose."""
     jobs, skipped = [], []
     for part in manifest.get("parts", []):
@@ -116,7 +116,7 @@ def plan_jobs(bundle: pathlib.Path, manifest: dict) -> tuple[list[Job], list[str
                            "implement; onnxruntime runs it")
             continue
         precision = "int8" if str(part.get("precision")).lower() == "int8" else "fp16"
-        jobs.append(Job(pathlib.Path(rel), role, precision, shape_profile(role, _inputs(part, path))))
+        jobs.append(EngineJob(pathlib.Path(rel), role, precision, shape_profile(role, _inputs(part, path))))
     return jobs, skipped
 
 
@@ -141,7 +141,7 @@ def _dims(shape: Shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: Job, workspace_mb: int) -> list[str]:
+def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: EngineJob, workspace_mb: int) -> list[str]:
     """trtexec's command line for one engine (its documented flags; pybuild takes the same)."""
     cmd = [*tool, f"--onnx={onnx}", f"--saveEngine={engine}", "--skipInference",
            f"--memPoolSize=workspace:{workspace_mb}M"]
@@ -153,12 +153,12 @@ def command(tool: list[str], onnx: pathlib.Path, engine: pathlib.Path, job: Job,
     return cmd
 
 
-def _stamp(job: Job, key: str, digest: str) -> dict[str, Any]:
+def _stamp(job: EngineJob, key: str, digest: str) -> dict[str, Any]:
     return {"onnx": str(job.rel), "onnx_sha256": digest, "precision": job.precision, "key": key,
             "profile": {name: [list(s) for s in shapes] for name, shapes in job.profile.items()}}
 
 
-def _build_one(bundle: pathlib.Path, key_dir: pathlib.Path, job: Job, key: str, tool: list[str],
+def _build_one(bundle: pathlib.Path, key_dir: pathlib.Path, job: EngineJob, key: str, tool: list[str],
                workspace_mb: int) -> str:
     """Build one engine; returns its report line (FAILED lines carry the tool's last words)."""
     source, engine = bundle / job.rel, job.engine(key_dir)

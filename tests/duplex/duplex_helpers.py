@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from edge.audio_format import RATE
 from kernels.resample import resample
-
-RATE = 16000
 
 
 def say(text: str, voice: str = "en-us", wpm: int = 160) -> np.ndarray:

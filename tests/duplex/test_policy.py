@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from edge import messages as m
+from edge.audio_format import RATE
 from edge.bargein.judge import BargeInJudge
 from edge.bargein.policy import BargeInPolicy, Overlap, addressed_elsewhere
 from edge.detect.level import speech_level_db
@@ -14,7 +15,6 @@ from edge.frontend.base import Chunk, ChunkOutput
 from edge.frontend.scripted import NullFrontend
 from edge.speech.playback import StagedSink
 
-RATE = 16000
 NS = 1_000_000_000
 
 

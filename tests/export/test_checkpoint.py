@@ -15,7 +15,7 @@ from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.llm_gguf import convert_llm
-from export.tokens import MINICPMO_SPECIALS
+from export.special_tokens import MINICPMO_SPECIALS
 from export.tts_gguf import convert_tts
 
 

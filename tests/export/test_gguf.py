@@ -13,7 +13,7 @@ from edge.backends.llama import LlamaModel
 from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.llm_reference import compare_logits, qwen3_logits, tts_logits
-from export.tokens import MINICPMO_SPECIALS
+from export.special_tokens import MINICPMO_SPECIALS
 from export.transforms import fold_weight_norm
 
 TEXT = "Hello world, check the weather for today. Call my friend at 1234!"

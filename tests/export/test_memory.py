@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from export.special_tokens import EOS_TOKEN, PAD_TOKEN
 from export.tiny import llm_tensors, make_config, write_shards
 from export.tiny_tokenizer import write_tokenizer_files
-from export.tokens import EOS_TOKEN, PAD_TOKEN
 
 
 def test_streamed_conversion_peak_stays_under_twice_the_largest_tensor(tmp_path: Path):

@@ -22,7 +22,7 @@ from edge.bundle.reader import open_bundle
 from export.build import BuildOptions, build
 from export.cli import main as export_main
 from export.trt.builder import build_engines
-from export.trt.profiles import DIMENSIONS, uses_float64
+from export.trt.shapes import DIMENSIONS, uses_float64
 
 sys.path.insert(0, str(Path(__file__).parent))
 import trtexec_stand_in  # noqa: E402

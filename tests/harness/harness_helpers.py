@@ -11,8 +11,20 @@ from edge.harness.core import Harness
 from edge.harness.router import ScriptedRouter
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkStore
+from edge.protocol.spans import DelegateParser, Span
 
 S = 1_000_000_000
+
+
+def feed_all(parser: DelegateParser, token_ids: list[int], t_ns: int) -> tuple[bytes, list[Span], list[str]]:
+    """Ids through `parser.feed` one at a time, as the frontend decodes them: visible bytes, spans, voided notes."""
+    visible, spans, voided = bytearray(), [], []
+    for tok in token_ids:
+        step = parser.feed(tok, t_ns)
+        visible += step.visible
+        spans += [step.span] if step.span else []
+        voided += [step.voided] if step.voided else []
+    return bytes(visible), spans, voided
 
 
 class ScriptedCapability:

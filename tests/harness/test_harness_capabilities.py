@@ -13,7 +13,7 @@ import pytest
 
 from edge.clock import VirtualClock
 from edge.harness import states as S
-from edge.harness.build import build_harness
+from edge.harness.assemble import build_harness
 from edge.harness.capability import Registry
 from edge.harness.chat import OpenAIChat
 from edge.harness.multimodal import MultimodalCapability

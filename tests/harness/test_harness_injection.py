@@ -8,7 +8,7 @@ import pytest
 from edge.harness.polish import polish
 from edge.protocol.spans import DelegateParser
 from edge.protocol.tokens import BACKEND_CLOSE, BACKEND_OPEN, PROTOCOL_TOKENS, TokenMap
-from harness_helpers import ScriptedCapability, listen_boundaries, make_harness
+from harness_helpers import ScriptedCapability, feed_all, listen_boundaries, make_harness
 
 TOKENS = TokenMap({t: 1000 + i for i, t in enumerate(PROTOCOL_TOKENS)})
 _ANY = re.compile("|".join(re.escape(t) for t in PROTOCOL_TOKENS))
@@ -43,7 +43,7 @@ def test_tool_text_cannot_inject_a_span(tmp_path, attack):
     protocol = [t for t in wrapped if TOKENS.name(t)]
     assert [TOKENS.name(t) for t in protocol] == [BACKEND_OPEN, BACKEND_CLOSE]  # exactly the wrapper
     # And the frontend's span parser, fed the result as the model would echo it, sees no delegate.
-    _, spans, voided = DelegateParser(TOKENS, lambda t: bytes([t])).feed_many(wrapped, 0)
+    _, spans, voided = feed_all(DelegateParser(TOKENS, lambda t: bytes([t])), wrapped, 0)
     assert spans == [] and voided == []
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from edge.harness.build import build_router
+from edge.harness.assemble import build_router
 from edge.harness.chat import build_chat
 from edge.harness.settings import HarnessSettings, load_harness_config
 

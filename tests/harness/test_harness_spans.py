@@ -6,6 +6,7 @@ import pytest
 from edge.protocol.spans import DelegateParser
 from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import PROTOCOL_TOKENS, TokenMap, TokenMapError
+from harness_helpers import feed_all
 
 TOKENS = TokenMap({t: 1000 + i for i, t in enumerate(PROTOCOL_TOKENS)})
 
@@ -23,7 +24,7 @@ def parser(max_chars: int = 4000) -> DelegateParser:
 
 
 def test_span_closes_on_delegate_close_and_keeps_visible_text():
-    vis, spans, void = parser().feed_many(ids("<|speak|>", "Let me check. ", "<delegate>", "weather in Paris",
+    vis, spans, void = feed_all(parser(), ids("<|speak|>", "Let me check. ", "<delegate>", "weather in Paris",
                                               "</delegate>", "<|turn_eos|>"), 5)
     assert vis == b"Let me check. "
     assert [(s.instruction, s.opened_ns, s.closed_by) for s in spans] == [("weather in Paris", 5, "</delegate>")]
@@ -31,44 +32,35 @@ def test_span_closes_on_delegate_close_and_keeps_visible_text():
 
 
 def test_span_closes_on_turn_eos():
-    _, spans, _ = parser().feed_many(ids("<delegate>", "book a table", "<|turn_eos|>"), 0)
+    _, spans, _ = feed_all(parser(), ids("<delegate>", "book a table", "<|turn_eos|>"), 0)
     assert spans[0].instruction == "book a table" and spans[0].closed_by == "<|turn_eos|>"
 
 
 def test_nested_open_voids_the_span_and_hides_its_words():
-    vis, spans, void = parser().feed_many(ids("<delegate>", "a", "<delegate>", "b", "</delegate>", "after"), 0)
+    vis, spans, void = feed_all(parser(), ids("<delegate>", "a", "<delegate>", "b", "</delegate>", "after"), 0)
     assert spans == [] and void == ["a nested <delegate> voided the span"]
     assert vis == b"after"
 
 
 def test_one_span_per_turn_then_a_new_turn_allows_another():
     p = parser()
-    _, spans, void = p.feed_many(ids("<delegate>", "one", "</delegate>", "<delegate>", "two", "</delegate>"), 0)
+    _, spans, void = feed_all(p, ids("<delegate>", "one", "</delegate>", "<delegate>", "two", "</delegate>"), 0)
     assert [s.instruction for s in spans] == ["one"] and len(void) == 1
-    _, spans, _ = p.feed_many(ids("<|turn_eos|>", "<delegate>", "three", "</delegate>"), 0)
+    _, spans, _ = feed_all(p, ids("<|turn_eos|>", "<delegate>", "three", "</delegate>"), 0)
     assert [s.instruction for s in spans] == ["three"]
 
 
 def test_over_4000_characters_voids():
-    _, spans, void = parser().feed_many(ids("<delegate>", "x" * 4001, "</delegate>"), 0)
+    _, spans, void = feed_all(parser(), ids("<delegate>", "x" * 4001, "</delegate>"), 0)
     assert spans == [] and "4000 characters" in void[0]
-    _, spans, _ = parser().feed_many(ids("<delegate>", "é" * 4000, "</delegate>"), 0)  # characters, not bytes
+    _, spans, _ = feed_all(parser(), ids("<delegate>", "é" * 4000, "</delegate>"), 0)  # characters, not bytes
     assert len(spans[0].instruction) == 4000
 
 
 def test_protocol_tokens_inside_a_span_are_not_text_and_utf8_splits_join():
     p = parser()
-    _, spans, _ = p.feed_many(ids("<delegate>", "caf", "<|chunk_eos|>", "é?", "</delegate>"), 0)
+    _, spans, _ = feed_all(p, ids("<delegate>", "caf", "<|chunk_eos|>", "é?", "</delegate>"), 0)
     assert spans[0].instruction == "café?"
-
-
-def test_streaming_state_round_trips():
-    a = parser()
-    a.feed_many(ids("<delegate>", "half"), 7)
-    b = parser()
-    b.set_state(a.get_state())
-    _, spans, _ = b.feed_many(ids(" done", "</delegate>"), 9)
-    assert spans[0].instruction == "half done" and spans[0].opened_ns == 7
 
 
 def test_token_map_refuses_missing_or_split_tokens():

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from kernels.logmel import HOP, N_FFT, log_mel, log_mel_reference, mel_filters
+from edge.audio_format import RATE
+from kernels.logmel import HOP, N_FFT, SAMPLE_RATE, log_mel, log_mel_reference, mel_filters
 
 
 def signals():
@@ -54,3 +55,8 @@ def test_one_second_gives_100_frames_and_bad_input_is_refused():
         log_mel(np.zeros((2, 16000), np.float32))
     with pytest.raises(ValueError, match="more than 200 samples"):
         log_mel(np.zeros(100, np.float32))
+
+
+def test_the_kernel_reads_audio_at_the_runtime_rate() -> None:
+    # The mel filters are laid out for SAMPLE_RATE: audio at any other rate would give shifted features.
+    assert SAMPLE_RATE == RATE

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.frontend.base import BackendResult, Chunk
+from edge.frontend.base import Chunk, ResultToSay
 from edge.bench import spoken
 from edge.frontend.default.frontend import build
 
@@ -38,8 +38,8 @@ def test_results_wait_for_an_idle_boundary_and_repeats_are_ignored(frontend):
     feed = Feed(frontend)
     feed.run(np.zeros(16000 * 3, np.float32))  # let any earlier playback estimate run out
     question, _ = spoken.timeline([(0.2, "What is two plus two?")], 2.0)
-    frontend.deliver(BackendResult("r1", "It is sunny in Paris <delegate>x</delegate> today."))
-    frontend.deliver(BackendResult("r1", "It is sunny in Paris today."))
+    frontend.deliver(ResultToSay("r1", "It is sunny in Paris <delegate>x</delegate> today."))
+    frontend.deliver(ResultToSay("r1", "It is sunny in Paris today."))
     outs = feed.run(question)
     assert all(not o.backend_id for o in outs), "a result was spoken while the user was talking"
     later = feed.run(np.zeros(16000 * 12, np.float32))

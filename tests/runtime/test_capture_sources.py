@@ -6,9 +6,11 @@ import types
 
 import numpy as np
 import pytest
+import soundfile as sf
 import soxr
 
-from edge.capture.audio import RATE, MicSource
+from edge.audio_format import RATE
+from edge.capture.audio import MicSource
 from edge.capture.video import open_video_source
 
 # An RGB scene: red top-left, green top-right, blue bottom half.
@@ -139,3 +141,16 @@ def _wav(tmp_path):
     path = tmp_path / "mic.wav"
     sf.write(path, np.zeros(1600, np.float32), 16000)
     return path
+
+
+def test_the_mic_names_a_file_by_its_suffix_or_its_presence(tmp_path) -> None:
+    # The CLI, the capture node and the echo-cancel default all decide with this one function.
+    from edge.capture.audio import FileAudioSource, mic_is_file, open_audio_source
+    from edge.settings import duplex_settings
+    wav = tmp_path / "take"  # no suffix, but on disk
+    sf.write(str(wav), np.zeros(RATE, np.float32), RATE, format="WAV")
+    assert mic_is_file(str(wav)) and isinstance(open_audio_source(str(wav)), FileAudioSource)
+    assert mic_is_file(str(tmp_path / "missing.FLAC"))  # missing, yet a file: the CLI says it does not exist
+    assert not any(mic_is_file(s) for s in (None, "", "default", "7", "USB Audio (hw:1,0)"))
+    assert duplex_settings({"mic": str(wav)}).cancel is False  # a file holds no echo of this session
+    assert duplex_settings({"mic": "default"}).cancel is True

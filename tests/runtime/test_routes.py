@@ -22,6 +22,7 @@ import pytest
 import soundfile as sf
 
 from edge import messages as m
+from edge.audio_format import RATE
 from edge.graph.loader import load_class
 from edge.graph.node import Node, NodeIO, NodeRunner
 from edge.graph.supervisor import Supervisor, SupervisorSettings
@@ -31,7 +32,6 @@ from edge.timeline.journal import Journal
 from edge.wire import ANY_NODE, OUTSIDE, SUPERVISOR, Message, all_types, decode, lookup, on_bus, receives, topic_of
 from kernels.resample import resample
 
-RATE = 16000
 LONG_REPLY = ("The printing press changed Europe within a single lifetime. Books became cheap, and ideas moved "
               "faster than any ruler could follow. Scholars shared their findings with each other.")
 RUNNER_ONLY = (m.Ack, m.Probe)  # handled by the node runner itself, never handed to a node

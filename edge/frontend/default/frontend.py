@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.policy import Overlap, by_words
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge
+from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
 from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import Reply
-from edge.detect.vad import FRAME_NS, RATE, SileroVad
+from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
@@ -79,7 +80,7 @@ class DefaultFrontend(Frontend):
         self.speak_until_ns = 0
         self.spoken_words: collections.deque[str] = collections.deque(maxlen=80)
         self.history: list[tuple[str, str]] = []
-        self.results: collections.deque[BackendResult] = collections.deque()
+        self.results: collections.deque[ResultToSay] = collections.deque()
         self.seen_results: set[str] = set()
         # What speech over the reply means: the transcript rule alone until the barge-in judge is handed in.
         self.overlap_judge: OverlapJudge = by_words
@@ -273,7 +274,7 @@ class DefaultFrontend(Frontend):
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
 
     # --- the rest of the interface ---------------------------------------------------------------
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         if result.id not in self.seen_results:  # a repeated result id is ignored
             self.seen_results.add(result.id)
             self.results.append(result)

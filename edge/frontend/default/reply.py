@@ -18,7 +18,7 @@ MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts soon
 
 
 @dataclass
-class Piece:
+class ReplyPiece:
     text: str = ""
     instruction: str | None = None
     closed_by: str = protocol.CLOSE
@@ -50,14 +50,14 @@ class Reply:
                 return m.end()
         return end
 
-    def next_piece(self, max_tokens: int, budget_s: float | None = None) -> Piece:
+    def next_piece(self, max_tokens: int, budget_s: float | None = None) -> ReplyPiece:
         """Decode until the next sentence (or the span, or the end) is whole.
 
         At most `max_tokens` more, and no longer than `budget_s`: a live chunk loop must not fall behind
         the microphone; what is unfinished continues at the next boundary.
         """
         t0 = time.perf_counter()
-        piece = Piece()
+        piece = ReplyPiece()
         first = self.spoken_upto == 0
         budget = max_tokens
         while True:

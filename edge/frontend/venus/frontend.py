@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edge.frontend.base import BackendResult, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, SpeechStates
+from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay, SpeechStates
 from edge.bundle.reader import Bundle, bundle_dir, open_bundle
 from edge.frontend.venus.chunk_loop import ChunkLoop
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
@@ -104,7 +104,7 @@ class VenusFrontend(Frontend):
                            res.turn_end, interrupt, backend_id=res.backend_id if res.text else "",
                            tokens=res.tokens, info=info, speech=speech)
 
-    def deliver(self, result: BackendResult) -> None:
+    def deliver(self, result: ResultToSay) -> None:
         self.loop.deliver(result.id, result.text)
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:

@@ -15,36 +15,6 @@ from edge.backends.locate import espeak_binary
 
 BOS, EOS, PAD = "^", "$", "_"
 _CLAUSE = re.compile(r"([^,.;:!?]+)([,.;:!?]*)")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-_CLAUSE_BREAK = re.compile(r"(?<=[,;:])\s+")
-
-
-def split_sentences(text: str, max_chars: int = 80) -> list[str]:
-    """Sentences, with long ones cut at clause punctuation into pieces of at least a few words.
-
-    Each piece is synthesized on its own, so a long sentence starts playing before it is all made.
-    """
-    out = []
-    for sentence in (s.strip() for s in _SENTENCE.split(text.strip())):
-        if not sentence:
-            continue
-        if len(sentence) <= max_chars:
-            out.append(sentence)
-            continue
-        piece = ""
-        for clause in _CLAUSE_BREAK.split(sentence):
-            piece = f"{piece} {clause}".strip()
-            if len(piece) >= 30:
-                out.append(piece)
-                piece = ""
-        if piece:
-            if out and len(piece) < 30:
-                out[-1] = f"{out[-1]} {piece}"
-            else:
-                out.append(piece)
-    return out
 
 
 class Phonemizer:

@@ -15,8 +15,9 @@ import numpy as np
 import onnxruntime as ort
 
 from edge.backends.locate import PIPER_JOE, PIPER_JOE_CONFIG
-from edge.speech.piper.phonemes import Phonemizer, phoneme_ids, split_sentences
+from edge.speech.piper.phonemes import Phonemizer, phoneme_ids
 from edge.backends.onnx_cpu import cpu_session
+from edge.sentences import SPEECH_PIECE, split_sentences
 
 _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
 
@@ -47,7 +48,7 @@ class PiperVoice:
         return np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
-        for sentence in split_sentences(_UNSPOKEN.sub(" ", text)):
+        for sentence in split_sentences(_UNSPOKEN.sub(" ", text), SPEECH_PIECE):
             audio = self.sentence_audio(sentence)
             if len(audio):
                 yield audio

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.audio_format import RATE
 from edge.backends.llama import LlamaError, LlamaModel
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkStream, replay, single_id
@@ -77,9 +78,9 @@ def check_loads(path: Path) -> str:
 
 def _synthetic_audio(rng: np.random.Generator, seconds: float = 1.0) -> np.ndarray:
     """A voiced-like test signal: a gliding harmonic tone with noise, 16 kHz."""
-    t = np.arange(int(16000 * seconds)) / 16000
+    t = np.arange(int(RATE * seconds)) / RATE
     f0 = rng.uniform(100, 250) * (1 + 0.3 * t)
-    phase = 2 * np.pi * np.cumsum(f0) / 16000
+    phase = 2 * np.pi * np.cumsum(f0) / RATE
     tone = sum(np.sin(k * phase) / k for k in range(1, 6))
     return (0.2 * tone + 0.02 * rng.standard_normal(len(t))).astype(np.float32)
 
