@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from edge.backends.onnx import OnnxGraph
+from edge.bundle.runtime import RuntimeConfig, read_runtime
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkRecord, ChunkStream, Segment
@@ -51,20 +52,33 @@ def _runner(graph: Path, threads: int, record: list | None):
     return g if record is None else _Recording(g, record)
 
 
+def _facts(runtime: dict) -> RuntimeConfig:
+    """The encoder facts of a manifest-style `runtime` section, read as the device reads them (MiniCPM-o's
+    defaults, as the exporter resolves them, when there is none)."""
+    if not runtime:
+        from export.runtime_config import _audio, _vision
+
+        runtime = {"audio": _audio({}), "vision": _vision({})}
+    return read_runtime({"runtime": runtime})
+
+
 def audio_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None) -> AudioEncoder:
-    """The runtime's streaming audio encoder over `graph`; `config` is the checkpoint's config.json. With
-    `record`, every feed it gives the graph is appended there."""
+    """The runtime's streaming audio encoder over `graph`; `config` is a bundle's `runtime` section (quant's
+    Source.config). With `record`, every feed it gives the graph is appended there."""
+    facts = _facts(config).audio
+    if facts is None:
+        raise ValueError("the runtime section has no audio facts, so the audio encoder cannot be sized")
     run = _runner(graph, threads, record)
-    ac = config.get("audio_config") or {}
-    return AudioEncoder(run, run.input_shapes, max_positions=int(ac.get("max_source_positions", 1500)))
+    return AudioEncoder(run, run.input_shapes, facts)
 
 
 def vision_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None) -> VisionEncoder:
     """The runtime's vision encoder (every slice of a frame) over `graph`."""
-    vc = config.get("vision_config") or {}
-    return VisionEncoder(_runner(graph, threads, record), int(config.get("scale_resolution", 448)),
-                         int(config.get("patch_size", 14)), int(config.get("max_slice_nums", 9)),
-                         int(vc.get("image_size", 980)))
+    vf = _facts(config).vision
+    if vf is None:
+        raise ValueError("the runtime section has no vision facts, so frames cannot be sliced")
+    return VisionEncoder(_runner(graph, threads, record), vf.scale_resolution, vf.patch_size, vf.max_slices,
+                         vf.max_side)
 
 
 def _not_embedded(stream: ChunkStream, why: str) -> ChunkStream:

@@ -28,7 +28,7 @@ class Source:
     reference_type: str  # its precision, e.g. "F16"
     fingerprint: str  # identifies the input, so a resumed sweep refuses a different one
     encoders: dict[str, dict[str, Path]] = field(default_factory=dict)  # part -> precision -> ONNX file
-    config: dict = field(default_factory=dict)  # the checkpoint's config.json, which sizes the runtime's encoders
+    config: dict = field(default_factory=dict)  # the manifest-style `runtime` section that sizes the runtime's encoders
 
 
 def gguf_info(path: Path) -> tuple[str, str]:
@@ -82,14 +82,18 @@ def _manifest_parts(bundle: Path) -> list[dict]:
     return [p for p in manifest.get("parts", []) + manifest.get("cache", []) if isinstance(p, dict)]
 
 
-def _config(ckpt: str | Path) -> dict:
-    """A checkpoint's config.json, or {} (the runtime then sizes its encoders by MiniCPM-o's defaults, as here)."""
-    if not str(ckpt):
-        return {}
-    try:
-        return json.loads((Path(ckpt) / "config.json").read_text())
-    except (OSError, ValueError):
-        return {}
+def _config(ckpt: str | Path | None) -> dict:
+    """The encoder facts of a bundle's `runtime` section, computed as the exporter computes them from a
+    checkpoint's config.json (MiniCPM-o's defaults where there is none)."""
+    from export.runtime_config import _audio, _vision
+
+    config: dict = {}
+    if ckpt is not None and str(ckpt):
+        try:
+            config = json.loads((Path(ckpt) / "config.json").read_text())
+        except (OSError, ValueError):
+            config = {}
+    return {"audio": _audio(config), "vision": _vision(config)}
 
 
 def _bundle_llm(bundle: Path) -> Path:
@@ -139,8 +143,8 @@ def resolve(path: str | Path, work_dir: Path, progress: bool = True) -> Source:
     if (given / "manifest.json").is_file():
         src = _from_gguf(_bundle_llm(given), "bundle", given)
         src.encoders = _bundle_encoders(given)
-        # the runtime reads the config where the manifest says the checkpoint is (edge/bundle/reader.py)
-        src.config = _config(str((_manifest(given).get("source") or {}).get("path", "")))
+        # the runtime reads its encoder facts from the manifest's runtime section (edge/bundle/runtime.py)
+        src.config = dict(_manifest(given).get("runtime") or _config(None))
         return src
     if (given / "config.json").is_file():
         return _from_checkpoint(given, work_dir, progress)

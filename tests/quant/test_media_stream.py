@@ -23,7 +23,7 @@ def test_journal_media_embed_as_the_frontend_embeds_them(omni_bundle, journal, f
     raw = stream_from_journal(journal)
     graphs = frontend.bundle.graphs
     stream = embed_media(raw, llm_width(frontend.bundle.llm), graphs["audio"], graphs["vision"],
-                         frontend.bundle.config)
+                         frontend.bundle.manifest["runtime"])
     assert "media not embedded" not in stream.source
     # the frontend's audio encoder carries its cache over the chunks in order, as the sweep's does
     frontend.audio.reset()
@@ -40,7 +40,7 @@ def test_journal_media_embed_as_the_frontend_embeds_them(omni_bundle, journal, f
 
 def test_a_camera_frame_is_sliced_as_on_the_device(omni_bundle, frontend):
     frame = np.random.default_rng(0).integers(0, 256, (720, 1280, 3), dtype=np.uint8)
-    got = vision_encoder(frontend.bundle.graphs["vision"], frontend.bundle.config).encode(frame)
+    got = vision_encoder(frontend.bundle.graphs["vision"], frontend.bundle.manifest["runtime"]).encode(frame)
     assert len(got) > 64 and len(got) % 64 == 0  # the overview and a grid of slices, 64 embeddings each
     assert np.array_equal(got, frontend.vision.encode(frame))
 

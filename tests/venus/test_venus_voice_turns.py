@@ -20,6 +20,7 @@ from edge.backends.llama import LlamaModel
 from edge.bundle.settings import VenusSettings
 from edge.clock import VirtualClock
 from edge.nodes.speech import SpeechNode
+from edge.settings import SessionConfig, node_settings
 from edge.speech.venus.voice import VenusVoice
 from edge.wire.envelope import Envelope
 
@@ -113,7 +114,9 @@ def test_the_speech_node_lets_out_a_turn_that_ends_without_words(exported_audio_
     ids = (f"id{i}" for i in itertools.count())
     io = SimpleNamespace(clock=VirtualClock(), epoch=0, new_id=lambda: next(ids),
                          publish=lambda msg, payload=(), t_ns=None: published.append(msg))
-    node = SpeechNode(io, {"voice": f"bundle:{exported_audio_bundle}", "speaker": str(out), "venus": GREEDY}, {})
+    cfg = SessionConfig(voice=f"bundle:{exported_audio_bundle}", speaker=str(out), realtime=False,
+                        extra={"venus": GREEDY})
+    node = SpeechNode(io, node_settings(cfg, ["speech"])["speech"], {})
     node.setup()
     voice = node.decoder
     chunks = turn_chunks(voice, seed=3)[:2]
