@@ -186,17 +186,25 @@ def replay_main(argv: list[str]) -> int:
     p.add_argument("--speaker", help="write the replayed reply audio here (WAV)")
     p.add_argument("--out", help="write the replay's own journal here")
     p.add_argument("--processes", action="store_true", help="replay through separate processes (default: threads)")
+    p.add_argument("--harness", help="harness settings to replay with (skills, MCP servers, chat): a journal's own "
+                                     "are never started")
     args = p.parse_args(argv)
     from edge.settings import SettingsError
     from edge.timeline.journal import JournalError
     from edge.timeline.replay import replay
 
     try:
+        harness = None
+        if args.harness:
+            from edge.harness.settings import load_harness_config
+            harness = load_harness_config(args.harness)
         result = replay(args.journal, verify=args.verify, out_journal=args.out, speaker=args.speaker,
-                        inprocess=not args.processes)
-    except (JournalError, RuntimeError, SettingsError) as exc:
+                        inprocess=not args.processes, harness=harness)
+    except (JournalError, RuntimeError, SettingsError, ValueError) as exc:
         print(f"venus-edge replay: {exc}", file=sys.stderr)
         return 2
+    for note in result.notes:
+        print(f"venus-edge replay: {note}", file=sys.stderr)
     if args.verify:
         if result.ok:
             print(f"replay matches the recording: {result.compared} messages compared ({result.journal})")

@@ -50,7 +50,7 @@ class SessionConfig:
     speaker: str | None = None  # file path (time-aligned WAV), device, or "null"
     speaker_rate: int = setting(24000, must=POSITIVE)
     journal: str | None = None
-    chunk_ms: int = setting(1000, must=POSITIVE)
+    chunk_ms: int = setting(1000, must=(lambda v: 10 <= v <= 10_000, "from 10 to 10000 ms (the model hears whole chunks)"))
     realtime: bool = True  # file input paced in real time; False: as fast as the graph allows (virtual clock)
     pace: float = setting(1.0, must=POSITIVE)  # >1 feeds a file faster than real time (benchmarks)
     frontend: str = "default"

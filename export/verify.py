@@ -1,7 +1,7 @@
 """`venus-export verify`: a bundle's files against its manifest and, given the checkpoint, its numerics.
 
-Hashes first: a changed or missing file is reported in one sentence and its
-part is not run. The manifest's runtime section must be there (and, given the
+The runtime's bundle check first (edge/bundle/check.py, the one every node
+runs): a problem is reported in one sentence and its part is not run. The manifest's runtime section must be there (and, given the
 checkpoint, equal what the checkpoint resolves to); the voice prompt must match
 its manifest entry (and be remade the same from its recording with the
 checkpoint's graphs). With the checkpoint, every GGUF is run in llama.cpp and
@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.bundle.check import check_bundle
 from edge.protocol.tokens import PROTOCOL_TOKENS
 from export.checkpoint import CheckpointReader
 from export.gguf_types import TYPES, GgufType
-from export.manifest import checkpoint_files, hash_files, load_manifest, sha256_file
+from export.manifest import checkpoint_files, hash_files, load_manifest
 from export.runtime_config import runtime_config
 from export.verify_voice import voice_rows
 
@@ -30,33 +31,16 @@ def row(part: str, check: str, value: str, limit: str, ok: bool) -> dict:
     return {"part": part, "check": check, "value": value, "limit": limit, "ok": bool(ok)}
 
 
-def check_hashes(bundle: Path, manifest: dict) -> tuple[list[dict], set[str]]:
-    """One row per problem (or one 'all files' row); returns the rows and the set of bad files."""
-    rows, bad = [], set()
-    files: dict[str, dict] = manifest.get("files", {})
-    for rel, meta in files.items():
-        path = bundle / rel
-        if Path(rel).is_absolute() or ".." in Path(rel).parts:
-            rows.append(row(rel, "file", "outside the bundle", "inside", False))
-            bad.add(rel)
-            print(f"{rel} is a path outside the bundle, so the manifest cannot be trusted.")
-        elif not path.is_file():
-            rows.append(row(rel, "file", "missing", "present", False))
-            bad.add(rel)
-            print(f"{rel} is listed in the manifest but missing from the bundle.")
-        elif path.stat().st_size != meta["size"] or sha256_file(path) != meta["sha256"]:
-            rows.append(row(rel, "sha256", "differs", meta["sha256"][:12], False))
-            bad.add(rel)
-            print(f"{rel} does not match its manifest hash: the file is damaged or was changed after the build.")
-    for part in manifest.get("parts", []):
-        for rel in part.get("files", []):
-            if rel not in files:
-                rows.append(row(part["name"], "file", f"{rel} unlisted", "listed", False))
-                bad.add(rel)
-                print(f"{rel} belongs to part {part['name']} but the manifest does not hash it.")
+def check_files(bundle: Path, manifest: dict) -> tuple[list[dict], set[str]]:
+    """The runtime's own bundle check (edge/bundle/check.py): one row per problem, or one 'all files' row;
+    returns the rows and the set of files that failed ("manifest" when the manifest itself is malformed)."""
+    problems = check_bundle(bundle, manifest)
+    for p in problems:
+        print(p.sentence)
+    rows = [row(p.where, "bundle check", "refused", "accepted", False) for p in problems]
     if not rows:
-        rows.append(row("bundle", "sha256", f"{len(files)} files match", "all", True))
-    return rows, bad
+        rows.append(row("bundle", "files", f"{len(manifest['files'])} files match, whole", "all", True))
+    return rows, {p.where for p in problems}
 
 
 def limits(precision: str) -> tuple[float, float]:
@@ -110,7 +94,9 @@ def _gguf_rows(bundle: Path, manifest: dict, reader: CheckpointReader, bad: set[
 def verify(bundle: Path, checkpoint: Path | None = None, n_threads: int = 1) -> list[dict]:
     """All verification rows for the bundle (and the checkpoint, when given)."""
     manifest = load_manifest(bundle)
-    rows, bad = check_hashes(bundle, manifest)
+    rows, bad = check_files(bundle, manifest)
+    if "manifest" in bad:  # its paths and parts cannot be trusted, so nothing further is read
+        return rows
     has_runtime = isinstance(manifest.get("runtime"), dict)
     rows.append(row("runtime", "section", "present" if has_runtime else "missing", "present", has_runtime))
     if not has_runtime:

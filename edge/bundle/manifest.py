@@ -38,7 +38,9 @@ def load_manifest(bundle: Path) -> dict:
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ManifestError(f"{path} is not valid JSON ({e}): the manifest is damaged.") from None
+        raise ManifestError(f"{path} is not valid JSON ({e}), so the manifest is damaged; copy the bundle again "
+                            "or rebuild it with venus-export build.") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
-        raise ManifestError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}.")
+        raise ManifestError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}; rebuild the bundle with "
+                            "this version of venus-export build.")
     return data

@@ -1,7 +1,8 @@
 """Opening a Venus bundle: the manifest is checked before anything is loaded.
 
-Checks, each failing with one sentence: the manifest's format, every file's
-size and sha256, the runtime section (the checkpoint facts the device needs;
+Checks, each failing with one sentence: the manifest's format, the bundle
+check shared with venus-export verify (check.py: paths, symlinks, unlisted
+files, sizes, sha256, structure, variant, device), the runtime section (the checkpoint facts the device needs;
 the source checkpoint is never read), the variant (omni needs a vision graph),
 the precision asked for, and the device (a bundle fitted to another device is refused; a TensorRT
 engine built for another GPU or TensorRT falls back to its ONNX graph, with a
@@ -13,7 +14,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
+from edge.bundle.check import check_bundle
+from edge.bundle.manifest import ManifestError, load_manifest
 from edge.bundle.runtime import RuntimeConfig, RuntimeConfigError, read_runtime
 
 log = logging.getLogger("edge.venus")
@@ -54,20 +56,7 @@ def read_manifest(root: Path) -> dict:
     try:
         return load_manifest(root)
     except ManifestError as exc:
-        raise BundleError(f"{exc} Rebuild it with this version of venus-export.") from None
-
-
-def verify_files(root: Path, manifest: dict, hashes: bool = True) -> None:
-    for rel, meta in (manifest.get("files") or {}).items():
-        path = root / rel
-        if not path.is_file():
-            raise BundleError(f"bundle file {rel} is missing; copy the whole bundle again or rebuild it.")
-        if path.stat().st_size != meta.get("size"):
-            raise BundleError(f"bundle file {rel} has {path.stat().st_size} bytes where the manifest says "
-                              f"{meta.get('size')}; the copy is incomplete or the file was changed.")
-        if hashes and sha256_file(path) != meta.get("sha256"):
-            raise BundleError(f"bundle file {rel} does not match its sha256 in the manifest; it is damaged or was "
-                              "changed after the build, so copy or rebuild the bundle.")
+        raise BundleError(str(exc)) from None
 
 
 def _pick(parts: list[dict], role: str, order: tuple[str, ...], want: str | None, what: str) -> dict | None:
@@ -95,15 +84,15 @@ def _check_device(manifest: dict, device: str) -> None:
 
 
 def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: str | None = None,
-                device: str = "auto", verify_hashes: bool = True) -> Bundle:
+                device: str = "auto") -> Bundle:
     from edge.bundle.engines import usable_engines
 
     root = Path(root)
     manifest = read_manifest(root)
-    variant = manifest.get("variant")
-    if variant not in ("omni", "audio"):
-        raise BundleError(f"the manifest's variant is {variant!r}; a Venus bundle is omni or audio.")
-    verify_files(root, manifest, verify_hashes)
+    problems = check_bundle(root, manifest)  # the same check as venus-export verify; nothing turns it off
+    if problems:
+        raise BundleError(problems[0].sentence)
+    variant = manifest["variant"]
     try:
         runtime = read_runtime(manifest)
     except RuntimeConfigError as exc:

@@ -1,7 +1,9 @@
 """Settings of the Venus chunk loop; defaults are the reference's, every one can be overridden.
 
 `venus-edge --bundle DIR` reads overrides from `DIR/venus.json` when present and
-from the session config key "venus" (a dict); unknown keys are refused.
+from the session config key "venus" (a dict); unknown keys are refused. venus.json
+is the site's file beside the bundle, not part of it (edge/bundle/check.py): no
+setting switches the bundle check off.
 """
 from __future__ import annotations
 
@@ -41,7 +43,6 @@ class VenusSettings:
     n_gpu_layers: int | None = None  # None: every layer on the GPU when llama.cpp was built with one, else 0
     threads: int = 1
     flash_attn: bool = False
-    verify_hashes: bool = True
     single_batch_prefill: bool = True  # protocol tokens as embedding rows: one decode call per chunk
     sampling: Sampling = field(default_factory=Sampling)
     # Test-only: chunk index -> what to force, in order: protocol tokens ("<|speak|>") or plain text.
@@ -88,11 +89,17 @@ class VenusSettings:
     def load(cls, bundle: Path, config: dict[str, Any]) -> "VenusSettings":
         merged: dict[str, Any] = {}
         path = bundle / "venus.json"
-        if path.is_file():
+        if path.is_file():  # the site's settings: never bundle content, and nothing in it weakens the bundle check
             try:
-                merged.update(json.loads(path.read_text()))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path} is not valid JSON (line {e.lineno})") from None
+                site = json.loads(path.read_text())
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise ValueError(f"{path} is not valid UTF-8 JSON ({e}); fix or remove it.") from None
+            if not isinstance(site, dict):
+                raise ValueError(f"{path} holds {type(site).__name__}, not a mapping of Venus settings; fix it.")
+            unknown = sorted(set(site) - {f.name for f in dataclasses.fields(cls)})
+            if unknown:
+                raise ValueError(f"{path}: unknown Venus setting(s) {', '.join(unknown)}; remove them.")
+            merged.update(site)
         merged.update(config.get("venus") or {})
         if config.get("threads") and "threads" not in (config.get("venus") or {}):
             merged["threads"] = int(config["threads"])

@@ -66,6 +66,18 @@ class SpeakText(Message):
     hidden_dim: int = 0
     """Optional: width of their hidden states, float16 (len(token_ids), hidden_dim) in payload frame 0."""
 
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.hidden_dim < 0:
+            return f"hidden_dim is {self.hidden_dim}, below 0"
+        if not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 2 ** 31 for t in self.token_ids):
+            return "token_ids holds something that is not a token id"
+        if self.hidden_dim and self.token_ids and payload:
+            want = 2 * self.hidden_dim * len(self.token_ids)
+            if len(payload[0]) != want:
+                return f"payload frame 0 holds {len(payload[0])} bytes, not the {want} of {len(self.token_ids)} " \
+                       f"float16 rows of {self.hidden_dim}"
+        return None
+
 
 @message
 class PlaybackAck(Message):

@@ -4,6 +4,19 @@ from __future__ import annotations
 from edge.audio_format import RATE
 from edge.wire.registry import Message, message
 
+RATES = range(8000, 192001)  # sample rates any capture or output device uses
+MAX_SIDE = 16384  # pixels
+
+
+def _pcm(n_samples: int, payload: list[bytes]) -> str | None:
+    """PCM s16le in payload frame 0 holding exactly n_samples (none at all when n_samples is 0)."""
+    if n_samples < 0:
+        return f"n_samples is {n_samples}, below 0"
+    have = len(payload[0]) if payload else 0
+    if have != 2 * n_samples:
+        return f"payload frame 0 holds {have} bytes, not the {2 * n_samples} of {n_samples} 16-bit samples"
+    return None
+
 __all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity"]
 
 
@@ -23,6 +36,13 @@ class AudioChunk(Message):
     n_samples: int = 0
     """How many samples payload frame 0 holds."""
 
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.index < 0 or self.t_start_ns < 0 or self.t_end_ns < self.t_start_ns:
+            return f"chunk {self.index} from {self.t_start_ns} to {self.t_end_ns} ns is not a span of session time"
+        if self.sample_rate not in RATES:
+            return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
+        return _pcm(self.n_samples, payload)
+
 
 @message
 class VideoFrame(Message):
@@ -39,6 +59,23 @@ class VideoFrame(Message):
     """Height in pixels."""
     encoding: str = "rgb24"
     """rgb24 (height x width x 3 bytes) or jpeg."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if not (0 < self.width <= MAX_SIDE and 0 < self.height <= MAX_SIDE):
+            return f"a {self.width}x{self.height} frame is outside 1..{MAX_SIDE} pixels a side"
+        if self.index < 0 or self.t_ns < 0:
+            return f"frame {self.index} at {self.t_ns} ns is before the session"
+        data = payload[0] if payload else b""
+        if self.encoding == "rgb24":
+            if len(data) != self.width * self.height * 3:
+                return f"payload frame 0 holds {len(data)} bytes, not the {self.width * self.height * 3} of " \
+                       f"a {self.width}x{self.height} rgb24 frame"
+        elif self.encoding == "jpeg":
+            if not data.startswith(b"\xff\xd8"):
+                return "payload frame 0 is not a JPEG image"
+        else:
+            return f"encoding {self.encoding!r} is neither rgb24 nor jpeg"
+        return None
 
 
 @message
@@ -64,6 +101,11 @@ class PlaybackReference(Message):
     n_samples: int
     """How many samples (PCM s16le) payload frame 0 holds; 0 when only the time is reported."""
 
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.sample_rate not in RATES and (self.sample_rate, self.n_samples) != (0, 0):  # 0: no output device
+            return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
+        return _pcm(self.n_samples, payload)
+
 
 @message
 class SpeechActivity(Message):
@@ -82,3 +124,6 @@ class SpeechActivity(Message):
     """Length of the stretch so far."""
     playback: bool = False
     """The assistant's audio was playing at the onset."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        return None if self.kind in ("onset", "offset") else f"kind {self.kind!r} is neither onset nor offset"

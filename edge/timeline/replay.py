@@ -3,6 +3,13 @@
 The recorded audio chunks become the input (bit-exact), the session's
 settings are reused, and `verify` compares what the assistant decided,
 said, played and delegated, message by message.
+
+A journal is something people attach to bug reports, so replay never starts
+what one names: the recorded harness keeps only its plain settings (limits,
+timeouts, the gate, the general-only/embedded/scripted router, the embedded
+chat); skills, MCP servers, a transcriber module, a chat URL or model file and
+the store folder are left out, and said so. Whoever wants them gives their own
+harness file (`venus-edge replay --harness FILE`).
 """
 from __future__ import annotations
 
@@ -26,6 +33,32 @@ class ReplayResult:
     journal: Path
     compared: int
     first_difference: str = ""
+    notes: list[str] = dataclasses.field(default_factory=list)  # what of the recording was not run, one sentence each
+
+
+# Harness settings that only set numbers or choose among built-in parts: safe to take from a journal.
+_PLAIN_ROUTERS = (None, "general-only", "general", "embedded")
+
+
+def replayable_harness(recorded: dict) -> tuple[dict, list[str]]:
+    """The recorded harness section without anything that starts a process, imports code, opens a file or a
+    network address, or chooses where to write; and the names of what was left out."""
+    from edge.harness.settings import HarnessSettings
+
+    keep_plain = {f.name for f in dataclasses.fields(HarnessSettings)}
+    out, dropped = {}, []
+    for key, value in (recorded or {}).items():
+        if key in keep_plain:
+            out[key] = value
+        elif key == "router" and (value in _PLAIN_ROUTERS or (isinstance(value, dict) and set(value) == {"scripted"})):
+            out[key] = value
+        elif key == "chat" and value == "embedded":
+            out[key] = value
+        elif key == "multimodal" and value == {"transcriber": "embedded"}:
+            out[key] = value
+        else:
+            dropped.append(key)
+    return out, sorted(dropped)
 
 
 def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
@@ -55,9 +88,17 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
 
 
 def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | None = None,
-           speaker: str | None = None, inprocess: bool = True) -> ReplayResult:
+           speaker: str | None = None, inprocess: bool = True, harness: dict | None = None) -> ReplayResult:
+    """`harness`: the user's own harness section (from --harness FILE); None: the recording's plain settings."""
     original = Journal(path)
     recorded = SessionConfig.from_dict(original.session.get("config", {}))
+    notes: list[str] = []
+    if harness is None:
+        harness, dropped = replayable_harness(recorded.extra.get("harness") or {})
+        if dropped:
+            notes.append(f"the recorded harness settings {', '.join(dropped)} were not run (a journal never starts "
+                         "what it names); give --harness FILE to replay with harness settings of your own.")
+    recorded = dataclasses.replace(recorded, extra={**recorded.extra, "harness": harness})
     work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
     wav, frames = extract_input(original, work)
     # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
@@ -70,7 +111,7 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")
     new = Journal(cfg.journal)  # type: ignore[arg-type]
     if not verify:
-        return ReplayResult(True, new.path, 0)
+        return ReplayResult(True, new.path, 0, notes=notes)
     # Each stream must match in order; how streams from different nodes interleave depends on timing.
     a, b = content(original), content(new)
     compared = 0
@@ -78,9 +119,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
         xs, ys = [c for t, c in a if t == kind], [c for t, c in b if t == kind]
         for i, (x, y) in enumerate(zip(xs, ys)):
             if x != y:
-                return ReplayResult(False, new.path, compared, f"{kind} #{i}: recorded {x} but replay gave {y}")
+                return ReplayResult(False, new.path, compared, f"{kind} #{i}: recorded {x} but replay gave {y}", notes)
             compared += 1
         if len(xs) != len(ys):
             return ReplayResult(False, new.path, compared,
-                                f"recorded {len(xs)} {kind} messages but replay gave {len(ys)}")
-    return ReplayResult(True, new.path, compared)
+                                f"recorded {len(xs)} {kind} messages but replay gave {len(ys)}", notes)
+    return ReplayResult(True, new.path, compared, notes=notes)

@@ -83,6 +83,8 @@ def decode(frames: Sequence[bytes]) -> Envelope:
     meta = {k: header.get(k) for k in ("seq", "epoch", "t_ns")}
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in meta.values()):
         raise WireError("malformed", f"{type_name}: seq, epoch and t_ns must be integers")
+    if not all(0 <= v <= INT64_MAX for v in meta.values()):
+        raise WireError("contradicts", f"{type_name}: seq, epoch and t_ns must be from 0 to 2**63-1")
     src = header.get("src")
     body = header.get("body")
     if not isinstance(src, str) or not isinstance(body, dict):
@@ -92,8 +94,28 @@ def decode(frames: Sequence[bytes]) -> Envelope:
         _check_types(msg)
     except (TypeError, ValueError) as exc:
         raise WireError("malformed", str(exc)) from None
-    return Envelope(topic, type_name, meta["seq"], meta["epoch"], meta["t_ns"], src, msg,
-                    [bytes(f) for f in frames[2:]], bytes(frames[1]))
+    payload = [bytes(f) for f in frames[2:]]
+    problem = _out_of_range(msg) or msg.contradiction(payload)
+    if problem:
+        raise WireError("contradicts", f"{type_name}: {problem}")
+    return Envelope(topic, type_name, meta["seq"], meta["epoch"], meta["t_ns"], src, msg, payload, bytes(frames[1]))
+
+
+INT64_MAX = 2 ** 63 - 1
+
+
+def _out_of_range(msg: Message) -> str | None:
+    """Numbers every node stores or computes with: integers fit 64 bits (the store, numpy), floats are finite."""
+    import math
+    from dataclasses import fields as dc_fields
+
+    for f in dc_fields(msg):
+        value = getattr(msg, f.name)
+        if isinstance(value, int) and not isinstance(value, bool) and not -INT64_MAX - 1 <= value <= INT64_MAX:
+            return f"{f.name} {value} does not fit 64 bits"
+        if isinstance(value, float) and math.isnan(value):
+            return f"{f.name} is not a number"
+    return None
 
 
 _SIMPLE = {"int": int, "float": (int, float), "str": str, "bool": bool, "bytes": bytes, "dict": dict, "list": list}

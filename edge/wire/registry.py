@@ -36,6 +36,11 @@ class Message:
     def body(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        """What in the fields or payload frames cannot be true of this message (a sentence), or None.
+        Types whose payload or numbers have a shape say so here; the decoder drops what contradicts."""
+        return None
+
     def content(self) -> dict[str, Any]:
         """The fields that must match between a session and its replay."""
         return {k: v for k, v in self.body().items() if k not in self.VOLATILE}

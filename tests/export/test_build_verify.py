@@ -88,8 +88,8 @@ def test_verify_catches_a_flipped_byte(audio_bundle: Path, tmp_path: Path, capsy
     bad = [r for r in rows if not r["ok"]]
     assert [r["part"] for r in bad] == ["llm/llm-Q8_0.gguf"]
     out = capsys.readouterr().out.strip().splitlines()
-    assert out == ["llm/llm-Q8_0.gguf does not match its manifest hash: "
-                   "the file is damaged or was changed after the build."]
+    assert out == ["bundle file llm/llm-Q8_0.gguf does not match its sha256 in the manifest; it is damaged or was "
+                   "changed after the build, so copy the bundle again or rebuild it with venus-export build."]
 
 
 def test_verify_catches_a_missing_file(audio_bundle: Path, tmp_path: Path, capsys):
@@ -97,7 +97,7 @@ def test_verify_catches_a_missing_file(audio_bundle: Path, tmp_path: Path, capsy
     (bundle / "tts" / "tts-extras.npz").unlink()
     assert main(["verify", str(bundle)]) == 1
     out = capsys.readouterr().out
-    assert "tts/tts-extras.npz is listed in the manifest but missing from the bundle." in out
+    assert "bundle file tts/tts-extras.npz is missing; copy the bundle again or rebuild it" in out
     assert "FAIL" in out
 
 

@@ -100,10 +100,10 @@ def test_every_graph_of_the_manifest_is_built_or_skipped_with_a_reason(bundle, t
 def test_the_runtime_takes_the_built_engines_on_the_device_they_were_built_for(bundle, trtexec, monkeypatch) -> None:
     assert build_engines(bundle).current
     monkeypatch.setattr(runtime_engines, "_local_key", lambda: KEY)
-    b = open_bundle(bundle, verify_hashes=False)
+    b = open_bundle(bundle)
     assert b.engines["audio"] == bundle / "engines" / KEY / "onnx" / "audio.fp32.fp16.engine" and b.notes == []
     monkeypatch.setattr(runtime_engines, "_local_key", lambda: "trt10.8.0-rtx-4090-sm89")
-    b = open_bundle(bundle, verify_hashes=False)
+    b = open_bundle(bundle)
     assert b.engines == {} and b.notes == [f"The bundle's TensorRT engines were built for {KEY}, not this device "
                                            "(trt10.8.0-rtx-4090-sm89), so its graphs run from ONNX; rebuild them "
                                            "with venus-export engines BUNDLE."]
@@ -138,7 +138,7 @@ def test_a_failed_graph_does_not_stop_the_rest_and_sets_no_current_link(bundle, 
     assert "1 graph(s) failed, so engines/current is not set" in captured.err
     assert not (bundle / "engines" / "current").exists()
     monkeypatch.setattr(runtime_engines, "_local_key", lambda: KEY)
-    b = open_bundle(bundle, verify_hashes=False)
+    b = open_bundle(bundle)
     assert b.engines == {} and "incomplete" in b.notes[0]
 
 

@@ -30,8 +30,8 @@ def cli(*args: str, cwd) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("flag, value, sentence", [
-    ("--chunk-ms", "0", "chunk_ms is 0; it must be greater than 0."),
-    ("--chunk-ms", "-20", "chunk_ms is -20; it must be greater than 0."),
+    ("--chunk-ms", "0", "chunk_ms is 0; it must be from 10 to 10000 ms (the model hears whole chunks)."),
+    ("--chunk-ms", "-20", "chunk_ms is -20; it must be from 10 to 10000 ms (the model hears whole chunks)."),
     ("--threads", "0", "threads is 0; it must be at least 1."),
 ])
 def test_a_bad_value_on_the_command_line_is_one_sentence(tmp_path, wav, flag, value, sentence):

@@ -86,7 +86,7 @@ def test_fuzz_random_and_mutated_messages_are_counted_never_crash():
             rejects.add(err)
     assert accepted + rejects.total == n
     assert rejects.total > n // 2
-    assert set(rejects.counts) <= {"short", "malformed", "version", "unknown", "oversized"}
+    assert set(rejects.counts) <= {"short", "malformed", "version", "unknown", "oversized", "contradicts"}
 
 
 @settings(max_examples=200, deadline=None)

@@ -28,7 +28,7 @@ def test_the_flags_become_the_frontends_settings(audio_bundle) -> None:
 
 
 def test_a_quantized_kv_cache_reaches_llama_cpp(audio_bundle) -> None:
-    gguf = open_bundle(audio_bundle, verify_hashes=False).llm
+    gguf = open_bundle(audio_bundle).llm
     sizes = {}
     for kv in ("f16", "q8_0", "q4_0"):
         model = LlamaModel(gguf, 2048, 1, kv_type=kv)

@@ -26,7 +26,7 @@ SECOND = 16000
 
 @pytest.fixture(scope="module")
 def encoders(exported_audio_bundle):
-    b = open_bundle(exported_audio_bundle, verify_hashes=False)
+    b = open_bundle(exported_audio_bundle)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
     return lambda: AudioEncoder(graph, graph.input_shapes, b.runtime.audio)
 
@@ -65,7 +65,7 @@ def test_chunks_that_cut_pooled_steps_carry_their_leftover_frames(encoders, chun
 
 
 def test_a_half_second_chunk_prefills_half_a_seconds_audio(exported_audio_bundle):
-    settings = {**BASE, "verify_hashes": False, "forced": {"*": ["<|listen|>"]}}
+    settings = {**BASE, "forced": {"*": ["<|listen|>"]}}
     half = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict(settings))
     full = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict(settings))
     try:

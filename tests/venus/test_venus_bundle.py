@@ -60,7 +60,7 @@ def test_variant_precision_device_and_format_are_checked(copy, tmp_path):
         open_bundle(copy, device="rtx-4090")
     edit_manifest(copy, lambda m: m.update(variant="omni"))
     with pytest.raises(BundleError, match="no vision graph"):
-        open_bundle(copy, verify_hashes=False)
+        open_bundle(copy)
     edit_manifest(copy, lambda m: m.update(format_version=99))
     with pytest.raises(BundleError, match="not a venus-bundle manifest"):
         open_bundle(copy)
@@ -82,18 +82,18 @@ def test_an_engine_for_another_gpu_falls_back_to_onnx_in_one_sentence(copy, tmp_
     exe = stand_in.install(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
     assert build_engines(copy, key="trt10.3.0-orin-nano-sm87").current
-    onnx = open_bundle(copy, verify_hashes=False).graphs["audio"]
+    onnx = open_bundle(copy).graphs["audio"]
     eng = copy / "engines" / "trt10.3.0-orin-nano-sm87" / onnx.relative_to(copy).with_suffix(".fp16.engine")
     monkeypatch.setattr(engines, "_local_key", lambda: "trt10.8.0-rtx-4090-sm89")
-    b = open_bundle(copy, verify_hashes=False)
+    b = open_bundle(copy)
     assert b.engines == {}
     [note] = b.notes
     assert note.startswith("The bundle's TensorRT engines were built for trt10.3.0-orin-nano-sm87, not this device")
     assert note.count(". ") == 0 and "run from ONNX" in note
     monkeypatch.setattr(engines, "_local_key", lambda: None)
-    assert "cannot run here" in open_bundle(copy, verify_hashes=False).notes[0]
+    assert "cannot run here" in open_bundle(copy).notes[0]
     monkeypatch.setattr(engines, "_local_key", lambda: "trt10.3.0-orin-nano-sm87")
-    assert open_bundle(copy, verify_hashes=False).engines["audio"] == eng
+    assert open_bundle(copy).engines["audio"] == eng
 
 
 def test_providers_prefer_tensorrt_then_cuda_then_cpu():

@@ -41,7 +41,7 @@ def _gpu_providers() -> list[str]:
 
 def test_gpu_provider_matches_cpu_on_the_audio_graph(audio_bundle):
     _gpu_providers()
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    b = open_bundle(audio_bundle)
     gpu = OnnxGraph(b.graphs["audio"], "auto", 1, audio_bundle / ".cache" / "trt")
     cpu = OnnxGraph(b.graphs["audio"], "cpu", 1)
     assert gpu.providers[0] in ("TensorrtExecutionProvider", "CUDAExecutionProvider")
@@ -67,7 +67,7 @@ def test_native_engine_matches_onnx(audio_bundle, tmp_path):
         pytest.skip(str(exc))
     bundle = shutil.copytree(audio_bundle, tmp_path / "bundle")
     assert build_engines(bundle).current
-    b = open_bundle(bundle, verify_hashes=False)
+    b = open_bundle(bundle)
     assert "audio" in b.engines, b.notes
     engine = open_part(b, "audio", VenusSettings())  # what the Venus frontend opens: the engine
     assert type(engine).__name__ == "TrtEngine"
@@ -85,7 +85,7 @@ def test_llm_layers_on_the_gpu_give_the_cpu_decision(audio_bundle):
         pytest.skip("this llama-cpp-python build has no GPU offload")
     from edge.backends.llama import LlamaModel
 
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    b = open_bundle(audio_bundle)
     tokens = list(range(100, 140))
     out = []
     for layers in (0, 99):

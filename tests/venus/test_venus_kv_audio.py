@@ -27,7 +27,7 @@ def test_kv_window_stays_under_its_high_mark_over_1000_chunks(audio_bundle):
                                  "system_prompt": "<|im_start|>system\nYou are Venus.<|im_end|>\n",
                                  "forced": {"*": ["<|listen|>"], **{str(k): ["<|speak|>", "ok then", "<|turn_eos|>"]
                                                                      for k in range(0, 1000, 7)}}})
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    b = open_bundle(audio_bundle)
     llm = LlamaModel(b.llm, s.n_ctx, 1)
     try:
         loop = ChunkLoop(llm, s)
@@ -53,7 +53,7 @@ def test_chunked_audio_encoding_equals_whole_input_encoding(audio_bundle):
     from export.checkpoint import CheckpointReader
     from export.torch_ref.audio import AudioEncoder as TorchAudio
 
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    b = open_bundle(audio_bundle)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
     enc = AudioEncoder(graph, graph.input_shapes, b.runtime.audio)
     audio = speechy(4.0, seed=3)
@@ -81,7 +81,7 @@ def test_block_log_mel_is_the_whisper_log_mel_of_the_continuous_signal():
 
 
 def test_audio_cache_resets_before_the_position_table_ends(audio_bundle):
-    b = open_bundle(audio_bundle, verify_hashes=False)
+    b = open_bundle(audio_bundle)
     graph = OnnxGraph(b.graphs["audio"], "cpu", 1)
     facts = dataclasses.replace(b.runtime.audio, max_positions=120)  # 50 positions a block: reset every 2
     enc = AudioEncoder(graph, graph.input_shapes, facts)

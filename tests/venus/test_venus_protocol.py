@@ -12,7 +12,7 @@ from venus_support import BASE, speechy
 
 
 def frontend(bundle, **over) -> VenusFrontend:
-    return VenusFrontend(bundle, VenusSettings.from_dict({**BASE, "verify_hashes": False, **over}))
+    return VenusFrontend(bundle, VenusSettings.from_dict({**BASE, **over}))
 
 
 def chunk(k: int, frame: bool = False, onset: int | None = None) -> Chunk:

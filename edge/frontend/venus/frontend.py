@@ -40,7 +40,7 @@ class VenusFrontend(Frontend):
     def __init__(self, root: Path, settings: VenusSettings) -> None:
         self.s = settings
         self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
-                                  device=settings.device, verify_hashes=settings.verify_hashes)
+                                  device=settings.device)
         b = self.bundle
         self.llm = LlamaModel(b.llm, settings.n_ctx, settings.threads, settings.gpu_layers(), settings.flash_attn,
                               kv_type=settings.kv_type)

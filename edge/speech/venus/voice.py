@@ -13,9 +13,9 @@ words, with an empty call.
 The voice prompt, TTS ids and normalisation are the exporter's (manifest and
 voice/voice.npz): a bundle without them is refused. Text alone (another
 frontend) is tokenized with the LLM's vocabulary and conditioned on the text
-embedding only, which is a weaker voice; that is logged once. The frontend
-checks the bundle's hashes; the voice checks sizes (the same files would
-otherwise be hashed twice).
+embedding only, which is a weaker voice; that is logged once. The voice runs
+the whole bundle check itself (edge/bundle/check.py), as the frontend does: it
+is its own process and trusts nothing it has not checked.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class VenusVoice:
     def __init__(self, root: Path, settings: VenusSettings) -> None:
         self.s = settings
         b = self.bundle = open_bundle(root, precision=settings.precision, encoder_precision=settings.encoder_precision,
-                                      device=settings.device, verify_hashes=False)
+                                      device=settings.device)
         if b.tts is None or b.tts_extras is None or b.runtime.tts is None:
             raise BundleError(f"the bundle has no TTS part or no TTS settings, so it cannot speak; {REBUILD}.")
         missing = [g for g in ("token2wav_encoder", "token2wav_step", "token2wav_vocoder") if g not in b.graphs]
