@@ -50,7 +50,7 @@ class DelegateSpan:
     """A `<delegate>` span: a self-contained instruction for the harness."""
 
     instruction: str
-    opened_ns: int  # evidence cutoff: when the span opened on the session clock
+    opened_ns: int  # evidence cutoff: what the model had heard when the span opened (session clock)
     closed_by: str = "</delegate>"  # or "<|turn_eos|>"
 
 
@@ -84,6 +84,7 @@ class BackendResult:
 
     id: str
     text: str
+    work_id: str = ""  # the work item it answers: a later release of the same work replaces a waiting copy
 
 
 class Frontend(ABC):

@@ -26,7 +26,9 @@ class GateSettings:
     rms_threshold: float = 0.02
     hold_ms: float = 250.0
     frame_ms: float = 20.0
-    inflight_hold_ms: float = 10000.0  # wait for a released reply to start before releasing the next
+    inflight_hold_ms: float = 10000.0  # wait for a released reply to start before releasing the next; after
+    # that it is offered again (or fails once tried max_releases times)
+    playback_wait_ms: float = 60000.0  # a reply started but never confirmed played ends after this (reference)
 
 
 @dataclass

@@ -58,6 +58,7 @@ class VenusFrontend(Frontend):
             self.vision = VisionEncoder(graph(b, "vision", settings), int(b.config.get("scale_resolution", 448)),
                                         int(b.config.get("patch_size", 14)), max_slices,
                                         int(vc.get("image_size", 980)))
+        self.slice_rows = 0  # embeddings per vision slice (the resampler's queries), measured at warm-up
         self._warm_up()
         self.loop = ChunkLoop(self.llm, settings)
         log.info("venus: %s bundle, LLM %s, encoders %s, context %d", b.variant, b.llm_precision,
@@ -69,17 +70,18 @@ class VenusFrontend(Frontend):
         self.audio.reset()
         self.audio.resets = 0
         if self.vision is not None:
-            self.vision.encode(np.full((64, 64, 3), 128, np.uint8))
+            self.slice_rows = len(self.vision.encode(np.full((64, 64, 3), 128, np.uint8)))  # a small frame: one slice
 
     def step(self, chunk: Chunk) -> ChunkOutput:
         t0 = time.perf_counter()
         media = []
         if self.vision is not None and chunk.frames:
-            media.append(("image", self.vision.encode(chunk.frames[-1].image)))  # newest frame of the chunk
+            emb = self.vision.encode(chunk.frames[-1].image)  # the newest frame of the chunk, slice by slice
+            media.append(("image", np.split(emb, len(emb) // self.slice_rows)))
         t1 = time.perf_counter()
         media.append(("audio", self.audio.encode(chunk.audio)))
         t2 = time.perf_counter()
-        res = self.loop.run(chunk.index, chunk.t_start_ns, media)
+        res = self.loop.run(chunk.index, chunk.t_end_ns, media)  # it decodes having heard the whole chunk
         t3 = time.perf_counter()
         # The model yielding to a barge-in: it ends its turn without a word while the user talks over it.
         interrupt = bool(chunk.user_speech_onset_ns is not None and res.turn_end and not res.spoken_ids)
@@ -99,7 +101,7 @@ class VenusFrontend(Frontend):
                            tokens=res.tokens, info=info, speech=speech)
 
     def deliver(self, result: BackendResult) -> None:
-        self.loop.deliver(result.id, result.text)
+        self.loop.deliver(result.id, result.text, result.work_id)
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False  # no transcript of the user: the judge decides from capture's activity and the audio
