@@ -16,6 +16,7 @@ import numpy as np
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
 from edge.harness.build import Built, build_harness
+from edge.harness.general_model import with_general_chat
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
 
@@ -47,9 +48,8 @@ class HarnessNode(Node):
         self.released = 0
 
     def setup(self) -> None:
-        hcfg = dict(self.config.get("harness") or {})
-        if "chat" not in hcfg and self.config.get("frontend") == "default":
-            hcfg["chat"] = "embedded"  # the embedded default answers general requests with its local model
+        # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
+        hcfg = with_general_chat(dict(self.config.get("harness") or {}), self.config)
         self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, int(self.config.get("threads", 1)))
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 
