@@ -49,3 +49,18 @@ def test_a_later_release_of_the_same_work_is_never_in_the_context_twice(exported
         assert "injected" not in step(f, 4).info and f.loop.pending == []
     finally:
         f.close()
+
+
+def test_a_reply_the_user_cut_is_spoken_again_when_offered_again(exported_audio_bundle):
+    forced = {"*": ["<|listen|>"], 1: ["<|speak|>", "The answer is", "<|chunk_eos|>"], 3: SAY}
+    f = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict({**BASE, "forced": forced}))
+    try:
+        f.deliver(BackendResult("e:r1", "First copy.", "e"))
+        assert step(f, 0).info["injected"] == ["e:r1"]
+        assert step(f, 1).backend_id == "e:r1"
+        assert f.loop.yield_turn()  # the user took the floor: the harness offers the cut reply again
+        f.deliver(BackendResult("e:r2", "First copy.", "e"))
+        assert step(f, 2).info["injected"] == ["e:r2"]
+        assert step(f, 3).backend_id == "e:r2"
+    finally:
+        f.close()

@@ -112,7 +112,8 @@ class ChunkLoop:
         self.pending: list[Waiting] = []  # delivered, waiting for an idle boundary, in the harness's release order
         self.awaiting: collections.deque[Waiting] = collections.deque()  # prefilled, waiting for their turn
         self.seen_results: set[str] = set()
-        self.spoken_work: set[str] = set()  # work whose result a turn already spoke: a later copy is ignored
+        self.spoken_work: set[str] = set()  # work whose result a turn spoke in full: a later copy is ignored
+        self.turn_work = ""  # the work the current (or last) turn speaks
         self.speaking_backend = ""
         self.text_decoder = codecs.getincrementaldecoder("utf-8")("replace")
         # Rows of the embedding table for the tokens a prefill uses: a chunk's whole prefill is one batch.
@@ -128,7 +129,8 @@ class ChunkLoop:
     # --- results from the harness ----------------------------------------------------------------
     def deliver(self, result_id: str, text: str, work_id: str = "") -> bool:
         """Queue a result for the next idle boundary. A repeated result id is ignored; a later release of the
-        same work replaces a copy still waiting, and is ignored once a turn has spoken that work."""
+        same work replaces a copy still waiting, and is ignored once a turn has spoken that work (unless the
+        user cut that turn: then the harness offers it again on purpose)."""
         if result_id in self.seen_results or (work_id and work_id in self.spoken_work):
             return False
         self.seen_results.add(result_id)
@@ -293,18 +295,25 @@ class ChunkLoop:
         self.llm.prefill_tokens([self.ids[TURN_EOS], self.ids[LISTEN], self.ids[UNIT_CLOSE]], want_logits=False)
         self.output_from = None
         self.in_turn, self.turn_tokens, self.speaking_backend = False, 0, ""
+        self.cut_turn()
         self.parser.reset()  # a span still being written is void: the user interrupted it
         self.text_decoder.reset()
         self.kv.note()
         return True
 
+    def cut_turn(self) -> None:
+        """The user cut the last turn: the result it spoke may be offered again, and will be spoken again."""
+        self.spoken_work.discard(self.turn_work)
+
     def _take_backend_turn(self) -> str:
         """A turn starts: it speaks the oldest prefilled result, if one waits."""
+        self.turn_work = ""
         if not self.awaiting:
             return ""
         w = self.awaiting.popleft()
         if w.work_id:
             self.spoken_work.add(w.work_id)
+            self.turn_work = w.work_id
         return w.result_id
 
     def _inject(self, res: ChunkResult) -> None:

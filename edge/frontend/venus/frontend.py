@@ -85,6 +85,8 @@ class VenusFrontend(Frontend):
         t3 = time.perf_counter()
         # The model yielding to a barge-in: it ends its turn without a word while the user talks over it.
         interrupt = bool(chunk.user_speech_onset_ns is not None and res.turn_end and not res.spoken_ids)
+        if interrupt:
+            self.loop.cut_turn()  # the harness offers its reply again
         info = {"vision_ms": round((t1 - t0) * 1e3, 2), "audio_ms": round((t2 - t1) * 1e3, 2),
                 "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "decode": res.decode_tokens,
                 "prefill_s": res.prefill_s, "decode_s": res.decode_s, **self.loop.state()}
