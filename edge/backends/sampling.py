@@ -1,16 +1,17 @@
-"""Sampling of the reference: repetition penalty over a window, listen scale, turn-end length penalty,
-temperature, top-k, top-p; plus masks (protocol rules) and biases (test-only forcing).
+"""Sampling rules: the reference duplex decoder's (docs/reference.md, "Decoding") for the chunk loop, and a
+plain NumPy sampler for the TTS codes; plus masks (protocol rules) and biases (test-only forcing).
 
-`ChainSampler` is what the chunk loop uses: the adjustments are written into
-llama.cpp's own logits buffer, then llama.cpp's sampler chain (top-k, top-p,
-temperature, distribution) draws in C, as plain llama-cpp-python does.
-`Sampler` is the same rules in NumPy over a copy (a reference, and for logits
-that do not live in a llama.cpp context).
+`ChainSampler` is what the chunk loop uses, in the reference's order: an independent draw of
+`<|chunk_eos|>` from the untouched distribution; then masks, the repetition penalty (each distinct
+recent token's logit divided by the penalty, whatever its sign), the length penalty on `<|turn_eos|>`,
+the listen scale (the `<|listen|>` logit multiplied), the listen top-k shortcut; then llama.cpp's
+own sampler chain (top-k, top-p, temperature, distribution) draws in C from its logits buffer, where
+the adjustments were written.
+`Sampler` draws in NumPy over a copy, with the sign-aware repetition penalty of the reference's TTS.
 """
 from __future__ import annotations
 
 import collections
-import math
 
 import numpy as np
 
@@ -20,6 +21,8 @@ FORCE_BIAS = 1e4  # large and finite: +inf misbehaves with temperature
 
 
 class _Rules:
+    sign_blind = False  # the duplex decoder divides a repeated token's logit by the penalty even when negative
+
     def __init__(self, settings: Sampling, listen_id: int, turn_eos_id: int) -> None:
         self.s = settings
         self.listen_id, self.turn_eos_id = listen_id, turn_eos_id
@@ -37,22 +40,36 @@ class _Rules:
                 del self.counts[old]
         self._ids = None
 
-    def apply(self, x: np.ndarray, masked: np.ndarray, bias: dict[int, float] | None, turn_tokens: int) -> None:
-        """Adjust logits in place: penalty, listen scale, turn-end penalty, biases, then masks."""
+    def apply(self, x: np.ndarray, masked: np.ndarray, bias: dict[int, float] | None,
+              allow: np.ndarray | None = None) -> None:
+        """Adjust logits in place: repetition, length penalty, listen scale, biases, then masks."""
         s = self.s
         if s.repetition_penalty != 1.0 and self.counts:
             if self._ids is None:
                 self._ids = np.fromiter(self.counts, np.int64, len(self.counts))
             v = x[self._ids]
-            x[self._ids] = np.where(v > 0, v / s.repetition_penalty, v * s.repetition_penalty)
+            if self.sign_blind:
+                x[self._ids] = v / s.repetition_penalty
+            else:
+                x[self._ids] = np.where(v > 0, v / s.repetition_penalty, v * s.repetition_penalty)
+        if s.length_penalty != 1.0:
+            v = x[self.turn_eos_id]
+            x[self.turn_eos_id] = v / s.length_penalty if v > 0 else v * s.length_penalty
         if s.listen_scale != 1.0:
-            x[self.listen_id] += math.log(max(s.listen_scale, 1e-12))
-        if s.turn_eos_length_penalty:
-            x[self.turn_eos_id] += s.turn_eos_length_penalty * turn_tokens
+            x[self.listen_id] *= s.listen_scale
         for tok, b in (bias or {}).items():
             x[tok] += b
         if len(masked):
             x[masked] = -np.inf
+        if allow is not None:  # only these may follow (e.g. a chunk terminator after <|turn_eos|>)
+            keep = x[allow].copy()
+            x[:] = -np.inf
+            x[allow] = keep
+
+    def listen_outright(self, x: np.ndarray) -> bool:
+        """The reference's listen top-k: listen wins when fewer than k tokens outrank it."""
+        k = self.s.listen_top_k
+        return k is not None and np.isfinite(x[self.listen_id]) and int(np.sum(x > x[self.listen_id])) < k
 
 
 class Sampler(_Rules):
@@ -63,9 +80,11 @@ class Sampler(_Rules):
         self.rng = np.random.default_rng(settings.seed)
 
     def sample(self, logits: np.ndarray, masked: np.ndarray, bias: dict[int, float] | None = None,
-               turn_tokens: int = 0) -> int:
+               allow: np.ndarray | None = None) -> int:
         x = logits.astype(np.float32, copy=True)
-        self.apply(x, masked, bias, turn_tokens)
+        self.apply(x, masked, bias, allow)
+        if self.listen_outright(x):
+            return self.listen_id
         t = self.s.temperature
         if t <= 0:
             return int(np.argmax(x))
@@ -81,13 +100,18 @@ class Sampler(_Rules):
 
 
 class ChainSampler(_Rules):
-    """The rules written into llama.cpp's logits buffer, then llama.cpp's sampler chain draws."""
+    """The duplex decoder: the chunk-end draw first, then the rules written into llama.cpp's logits buffer,
+    then llama.cpp's sampler chain draws. Only tokens of that second draw enter the repetition window."""
 
-    def __init__(self, settings: Sampling, listen_id: int, turn_eos_id: int) -> None:
+    sign_blind = True
+
+    def __init__(self, settings: Sampling, listen_id: int, turn_eos_id: int, chunk_eos_id: int | None = None) -> None:
         super().__init__(settings, listen_id, turn_eos_id)
         import llama_cpp as ll
 
         self.ll = ll
+        self.chunk_eos_id = chunk_eos_id
+        self.rng = np.random.default_rng(settings.seed)
         self.chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
         parts = []
         if settings.temperature <= 0:
@@ -102,11 +126,29 @@ class ChainSampler(_Rules):
         for p in parts:
             ll.llama_sampler_chain_add(self.chain, p)
 
+    def chunk_ends(self, x: np.ndarray) -> bool:
+        """The independent draw: would the untouched distribution (temperature 1) pick `<|chunk_eos|>`?"""
+        if self.chunk_eos_id is None:
+            return False
+        if self.s.temperature <= 0:
+            return int(np.argmax(x)) == self.chunk_eos_id
+        top = float(x.max())
+        p = np.exp(float(x[self.chunk_eos_id]) - top) / float(np.exp(x - top).sum())
+        return bool(self.rng.random() < p)  # the same chance as a full categorical draw landing on it
+
     def sample(self, ctx, logits: np.ndarray, masked: np.ndarray, bias: dict[int, float] | None = None,
-               turn_tokens: int = 0) -> int:
-        """`logits` must be the view of the context's last output row (LlamaModel.logits(copy=False))."""
-        self.apply(logits, masked, bias, turn_tokens)
-        return int(self.ll.llama_sampler_sample(self.chain, ctx, -1))
+               allow: np.ndarray | None = None) -> int:
+        """`logits` must be the view of the context's last output row (LlamaModel.logits(copy=False)).
+
+        With a bias (forcing) the chunk-end draw is skipped: what is forced is what comes next."""
+        if not bias and self.chunk_ends(logits):
+            return int(self.chunk_eos_id)  # type: ignore[arg-type]
+        self.apply(logits, masked, bias, allow)
+        if not bias and self.listen_outright(logits):
+            return self.listen_id
+        tok = int(self.ll.llama_sampler_sample(self.chain, ctx, -1))
+        self.remember(tok)
+        return tok
 
     def close(self) -> None:
         if getattr(self, "chain", None):

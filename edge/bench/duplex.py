@@ -1,7 +1,8 @@
 """`venus-edge bench duplex`: full-duplex behaviour, scored like Full-Duplex-Bench v1.5.
 
 Generates the suite (edge.bench.duplex_suite), streams every case through the
-real process graph on the virtual clock, writes each time-aligned reply
+real process graph on the virtual clock (the embedded default, or with
+`--bundle DIR` a Venus bundle's frontend and voice), writes each time-aligned reply
 WAV, and scores it from VAD segments (edge.bench.duplex_score). Every case runs
 twice: with a clean microphone, and with a simulated room that feeds the
 assistant's own output back into the microphone (echo cancellation on in
@@ -53,12 +54,14 @@ def self_interruptions(onsets: list[float], speech: list[Segment], slack_s: floa
 
 
 def run_case(case: Case, condition: str, out: Path, chunk_ms: int, threads: int,
-             asr: str = "tiny.en") -> tuple[CaseScore, dict]:
+             asr: str = "tiny.en", bundle: Path | None = None) -> tuple[CaseScore, dict]:
+    """One case through the graph: the embedded default, or a Venus bundle's frontend and voice."""
     tag = f"{case.name}-{condition}"
+    frontend, voice = (f"bundle:{bundle}", f"bundle:{bundle}") if bundle else ("default", "piper")
     cfg = SessionConfig(mic=case.wav, speaker=str(out / f"{tag}.reply.wav"), journal=str(out / f"{tag}.journal"),
-                        chunk_ms=chunk_ms, realtime=False, frontend="default", voice="piper", threads=threads,
+                        chunk_ms=chunk_ms, realtime=False, frontend=frontend, voice=voice, threads=threads,
                         echo_cancel=True, room_echo=asdict(CONDITIONS[condition]) if CONDITIONS[condition] else None,
-                        extra={"asr": asr})
+                        extra={} if bundle else {"asr": asr})
     t0 = time.monotonic()
     # On the virtual clock a slow step only delays the run; never mistake it for a hang on a busy machine.
     report = run_session(cfg, settings=SupervisorSettings(hang_s=900.0, handshake_timeout_s=600.0))
@@ -111,8 +114,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
     p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
+    p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
+                                                "embedded default")
     p.add_argument("--out", help="keep inputs, replies, journals and results.json here")
     args = p.parse_args(argv)
+    if args.bundle is not None and not (args.bundle / "manifest.json").is_file():
+        print(f"venus-edge bench duplex: {args.bundle} is not a bundle (no manifest.json); give the folder "
+              "venus-export build wrote.", file=sys.stderr)
+        return 2
     conditions = [c for c in args.conditions.split(",") if c]
     cats = [c for c in args.categories.split(",") if c]
     bad = [c for c in conditions if c not in CONDITIONS] + [c for c in cats if c not in CATEGORIES]
@@ -133,17 +142,18 @@ def main(argv: list[str]) -> int:
     facts = []
     for cond in conditions:
         for case in cases:
-            score, f = run_case(case, cond, out, args.chunk_ms, args.threads, args.asr)
+            score, f = run_case(case, cond, out, args.chunk_ms, args.threads, args.asr, args.bundle)
             results[cond].append(score)
             facts.append(f)
             print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
                   f"responded={score.responded!s:<6}stop={score.stop_latency_s} self={score.self_interruptions} "
                   f"decisions={f['decisions']} wall={f['wall_s']}s", flush=True)
     (out / "results.json").write_text(json.dumps(facts, indent=1, default=str))
+    who = f"bundle {args.bundle.name}" if args.bundle else f"asr {args.asr}"
     for cond in conditions:
         print()
         print(table(f"{cond} ({'room echo, cancelled' if CONDITIONS[cond] else 'no echo'}), chunk {args.chunk_ms} "
-                    f"ms, asr {args.asr}", results[cond]))
+                    f"ms, {who}", results[cond]))
     rtf = [f["compute_s"] / f["input_s"] for f in facts if f["input_s"]]
     print(f"\nfrontend compute per second of audio (median over sessions): {statistics.median(rtf):.2f} s; "
           f"results in {out}")

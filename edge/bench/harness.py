@@ -1,9 +1,10 @@
 """`venus-edge bench harness`: does background work disturb the chunk loop, how soon is a ready result
 heard, and is anything lost or spoken stale.
 
-1. Two real-time process-graph sessions (a scripted frontend, silent input, a burst of delegates): the chunk
-   loop's timing jitter (p99 of |step interval - chunk|) with 8 slow capabilities running at once (the
-   general capability against a local OpenAI-compatible server that answers after a delay) and with none.
+1. Two real-time process-graph sessions (a scripted frontend, or with `--bundle DIR` a Venus bundle's chunk
+   loop told to write the same delegates; silent input, a burst of delegates): the chunk loop's timing jitter
+   (p99 of |step interval - chunk|) with 8 slow capabilities running at once (the general capability against
+   a local OpenAI-compatible server that answers after a delay) and with none.
 2. From the loaded session: completion (WorkEvent completed) to first audio (PlaybackAck start).
 3. A 1,000-item soak of the harness core on a virtual clock with random restarts (edge.bench.harness_soak).
 """
@@ -57,17 +58,33 @@ class SlowChatServer:
         self.server.server_close()
 
 
-def run_graph(tmp: Path, name: str, seconds: float, chunk_ms: int, delegates: int, url: str) -> Journal:
+def bundle_script(delegates: int) -> dict:
+    """Venus settings that make a bundle's model write the same burst: one delegate span per chunk from chunk 2,
+    listen otherwise, and speak each result in the turn after it was prefilled."""
+    forced: dict[str, list[str]] = {"*": ["<|listen|>"]}
+    for i in range(delegates):
+        forced[str(2 + i)] = ["<|speak|>", "<delegate>", f"Question number {i + 1}?", "</delegate>", "<|turn_eos|>"]
+    return {"forced": forced, "forced_after_backend": ["<|speak|>", "Here is the answer.", "<|turn_eos|>"]}
+
+
+def run_graph(tmp: Path, name: str, seconds: float, chunk_ms: int, delegates: int, url: str,
+              bundle: Path | None = None) -> Journal:
     wav = tmp / "silence.wav"
     if not wav.exists():
         sf.write(wav, np.zeros(int(16000 * seconds), np.float32), 16000)
-    script = tmp / f"{name}.txt"
-    # A burst of delegates (one per chunk) early on; the scripted frontend speaks results when listening.
-    script.write_text("".join(f"{2 + i} delegate Question number {i + 1}?\n" for i in range(delegates)) or "# idle\n")
+    extra: dict = {"harness": {"dir": str(tmp / f"{name}.harness"), "chat": {"url": url}, "default_timeout_s": 120,
+                               "progress_after_s": 600}}
+    if bundle is not None:
+        frontend = f"bundle:{bundle}"
+        extra["venus"] = bundle_script(delegates)
+    else:
+        script = tmp / f"{name}.txt"
+        # A burst of delegates (one per chunk) early on; the scripted frontend speaks results when listening.
+        script.write_text("".join(f"{2 + i} delegate Question number {i + 1}?\n" for i in range(delegates))
+                          or "# idle\n")
+        frontend = f"scripted:{script}"
     cfg = SessionConfig(mic=str(wav), speaker="null", journal=str(tmp / f"{name}.journal"),
-                        frontend=f"scripted:{script}", voice="null", chunk_ms=chunk_ms, realtime=True,
-                        extra={"harness": {"dir": str(tmp / f"{name}.harness"), "chat": {"url": url},
-                                           "default_timeout_s": 120, "progress_after_s": 600}})
+                        frontend=frontend, voice="null", chunk_ms=chunk_ms, realtime=True, extra=extra)
     report = run_session(cfg)
     if not report.ok:
         raise RuntimeError(f"the {name} session failed: {report.reason}")
@@ -137,15 +154,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slow-s", type=float, default=20.0, help="how long each slow capability takes")
     p.add_argument("--concurrent", type=int, default=8, help="slow capabilities running at once")
     p.add_argument("--workdir", default=None, help="keep journals and stores here (default: a temp dir)")
+    p.add_argument("--bundle", type=Path, help="the timing sessions run a Venus bundle's chunk loop (told to write "
+                                                "the same delegates) instead of a scripted frontend")
     a = p.parse_args(argv)
     if a.items < 1 or a.concurrent < 1 or a.chunk_ms < 20 or a.seconds < 5:
         p.error("--items and --concurrent must be positive, --chunk-ms at least 20 and --seconds at least 5")
+    if a.bundle is not None and not (a.bundle / "manifest.json").is_file():
+        p.error(f"{a.bundle} is not a bundle (no manifest.json); give the folder venus-export build wrote")
     tmp = Path(a.workdir or tempfile.mkdtemp(prefix="venus-bench-harness-"))
     tmp.mkdir(parents=True, exist_ok=True)
     server = SlowChatServer(a.slow_s)
     try:
-        idle = run_graph(tmp, "idle", a.seconds, a.chunk_ms, 0, server.url)
-        loaded = run_graph(tmp, "loaded", a.seconds, a.chunk_ms, a.concurrent, server.url)
+        idle = run_graph(tmp, "idle", a.seconds, a.chunk_ms, 0, server.url, a.bundle)
+        loaded = run_graph(tmp, "loaded", a.seconds, a.chunk_ms, a.concurrent, server.url, a.bundle)
     finally:
         server.close()
     t0, t1, _ = running_window(loaded, a.concurrent)

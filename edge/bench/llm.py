@@ -104,7 +104,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--chunks", type=int, default=30, help="chunks to time (default 30, plus one warm-up)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--n-ctx", type=int, default=4096)
-    p.add_argument("--speak-tokens", type=int, default=20, help="text tokens per chunk (the cap; default 20)")
+    p.add_argument("--speak-tokens", type=int, default=20,
+                   help="tokens per chunk, <|speak|> and <|chunk_eos|> included (the cap; default 20)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     from edge.bundle.reader import BundleError

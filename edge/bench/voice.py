@@ -1,4 +1,5 @@
-"""`venus-edge bench voice`: voice-to-voice latency of the embedded default, and each stage's real-time factor.
+"""`venus-edge bench voice`: voice-to-voice latency of the embedded default (or `--bundle DIR`), and each
+stage's real-time factor.
 
 Scripted spoken questions (espeak-ng) are placed on one timeline, each at a
 seeded offset inside its chunk so the end of speech falls anywhere between
@@ -78,7 +79,10 @@ def make_input(path: Path, questions: list[str], chunk_ms: int, seed: int) -> li
     return [Turn(mk["text"], int(mk["end_s"] * 1e9)) for mk in marks]
 
 
-def read_turns(journal: Path, turns: list[Turn]) -> dict:
+def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
+    """Each turn's reply and when it was first heard, and the stages' costs. A frontend that transcribes
+    (the embedded default) says which question it answers; otherwise (`by_time`: a Venus bundle) the first
+    words decided after a question ended are its reply."""
     from edge.timeline.journal import Journal
 
     j = Journal(journal)
@@ -90,14 +94,26 @@ def read_turns(journal: Path, turns: list[Turn]) -> dict:
     waiting: Turn | None = None  # a turn whose first words are out but not yet heard playing
     speaking: Turn | None = None  # a turn decided, its first words not yet sent
     chunk_end: dict[int, int] = {}  # chunk index -> its end on the session clock
+    chunk_start: dict[int, int] = {}
     for rec, msg in j.messages(m.AudioChunk, m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState):
         if isinstance(msg, m.AudioChunk):
-            chunk_end[msg.index] = msg.t_end_ns
+            chunk_end[msg.index], chunk_start[msg.index] = msg.t_end_ns, msg.t_start_ns
         elif isinstance(msg, m.ChunkDecision):
-            for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms"):
-                stage[key] += float(msg.info.get(key, 0.0))
+            for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms", "vision_ms"):
+                stage[key] = stage.get(key, 0.0) + float(msg.info.get(key, 0.0))
+            span_ns = chunk_end.get(msg.index, 0) - chunk_start.get(msg.index, 0)
+            stage["chunk_s"] = stage.get("chunk_s", 0.0) + span_ns / 1e9
             end = msg.info.get("user_end_ns")
-            if end is not None and msg.user_text:
+            if by_time and msg.text:  # the first words decided after a question ended, before the next one
+                done = [t for t in turns if t.end_ns <= chunk_end.get(msg.index, 0)]
+                if done and not done[-1].heard:
+                    current = done[-1]
+                    current.heard, current.compute_ms = "(not transcribed)", msg.compute_ns / 1e6
+                    current.boundary_ns, current.audio_boundary_ns = rec.env.t_ns, chunk_end.get(msg.index, 0)
+                    current.first_text = msg.text
+                elif not done or done[-1] is not current:
+                    current = None  # words before any question, or a later turn already answered
+            elif end is not None and msg.user_text:
                 current = min(turns, key=lambda t: abs(t.end_ns - end))
                 if current.heard:
                     current = None  # a second turn near the same question: not one of ours
@@ -158,10 +174,16 @@ def main(argv: list[str]) -> int:
     p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
+                                                "embedded default")
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
     if not 10 <= args.questions <= len(QUESTIONS):
         print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.")
+        return 2
+    if args.bundle is not None and not (args.bundle / "manifest.json").is_file():
+        print(f"venus-edge bench voice: {args.bundle} is not a bundle (no manifest.json); give the folder "
+              "venus-export build wrote.")
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
@@ -174,25 +196,34 @@ def main(argv: list[str]) -> int:
     except ModelMissing as exc:
         print(f"venus-edge bench voice: {exc}")
         return 2
+    bundle = args.bundle
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), chunk_ms=args.chunk_ms, realtime=True,
-                        frontend="default", voice="piper", threads=args.threads,
-                        extra={"max_reply_tokens": 32, "asr": args.asr})
-    print(f"bench voice: {len(turns)} spoken questions, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
+                        frontend=f"bundle:{bundle}" if bundle else "default",
+                        voice=f"bundle:{bundle}" if bundle else "piper", threads=args.threads,
+                        extra={} if bundle else {"max_reply_tokens": 32, "asr": args.asr})
+    who = f"bundle {bundle}" if bundle else "the embedded default"
+    print(f"bench voice: {len(turns)} spoken questions, {who}, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
           f"real time ({len(turns) * SLOT_S:.0f} s of audio); files in {out}", flush=True)
     load0 = os.getloadavg()[0]
     report = run_session(cfg)
     if not report.ok:
         print(f"venus-edge bench voice: the session did not complete: {report.reason}")
         return 1
-    stage = read_turns(out / "session.journal", turns)
+    stage = read_turns(out / "session.journal", turns, by_time=bundle is not None)
     load1 = os.getloadavg()[0]
-    rtf = {
-        "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else float("nan"),
-        "ASR": stage["asr_ms"] / stage["asr_audio_ms"] if stage["asr_audio_ms"] else float("nan"),
-        "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else float("nan"),
-        "TTS": tts_rtf(stage["replies"], turns, args.threads),
-    }
+    nan = float("nan")
+    if bundle:  # per second of input: the Venus frontend runs its encoders and the chunk loop on every chunk
+        sec = stage.get("chunk_s", 0.0)
+        rtf = {"encoders": (stage["vision_ms"] + stage["audio_ms"]) / 1e3 / sec if sec else nan,
+               "LLM": stage["llm_ms"] / 1e3 / sec if sec else nan}
+    else:
+        rtf = {
+            "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else nan,
+            "ASR": stage["asr_ms"] / stage["asr_audio_ms"] if stage["asr_audio_ms"] else nan,
+            "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else nan,
+            "TTS": tts_rtf(stage["replies"], turns, args.threads),
+        }
     for i, t in enumerate(turns, 1):
         lat = f"{t.latency_ms:.0f} ms" if t.latency_ms is not None else "no reply"
         decided = (t.boundary_ns - t.end_ns) / 1e6 if t.boundary_ns else float("nan")
@@ -207,7 +238,7 @@ def main(argv: list[str]) -> int:
         print("voice-to-voice p50 nan ms p90 nan ms")
         return 1
     idle = [t.idle_estimate_ms for t in turns if t.idle_estimate_ms is not None]
-    if idle:
+    if idle and not bundle:  # the estimate needs the CPU times only the embedded default reports
         print(f"on an idle machine (estimate: the wait for the chunk boundary plus CPU time on the critical path): "
               f"p50 {pct(idle, 50):.0f} ms p90 {pct(idle, 90):.0f} ms")
     print(f"voice-to-voice p50 {pct(lat, 50):.0f} ms p90 {pct(lat, 90):.0f} ms")

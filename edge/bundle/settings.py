@@ -1,4 +1,4 @@
-"""Settings of the Venus chunk loop; defaults are the reference's, every one can be overridden.
+"""Settings of the Venus chunk loop; defaults are the reference's (docs/reference.md), every one can be overridden.
 
 `venus-edge --bundle DIR` reads overrides from `DIR/venus.json` when present and
 from the session config key "venus" (a dict); unknown keys are refused. venus.json
@@ -14,15 +14,20 @@ from pathlib import Path
 from typing import Any
 
 
+REFERENCE_SYSTEM_PROMPT = "Streaming Omni Conversation."  # the deployed duplex system prompt (docs/reference.md)
+
+
 @dataclass
 class Sampling:
-    temperature: float = 0.7
+    # The first five are positional in a few places (the TTS code sampler): keep their order.
+    temperature: float = 0.7  # 0 or below: greedy
     top_k: int = 20
     top_p: float = 0.8
     repetition_penalty: float = 1.05
     repetition_window: int = 512
-    listen_scale: float = 1.0  # multiplies the probability of <|listen|> (a logit shift of log(scale))
-    turn_eos_length_penalty: float = 0.0  # added to the <|turn_eos|> logit per spoken token of the turn
+    listen_scale: float = 1.0  # multiplies the <|listen|> logit (the reference's listen_prob_scale)
+    length_penalty: float = 1.0  # on the <|turn_eos|> logit only: divides it when positive, multiplies it otherwise
+    listen_top_k: int | None = None  # listen is chosen outright when fewer than this many tokens outrank it
     seed: int = 0
 
 
@@ -32,11 +37,13 @@ class VenusSettings:
     kv_type: str = "f16"  # KV cache type: f16, q8_0 or q4_0
     kv_high: int = 8000  # slide the KV cache when a chunk could pass this many positions
     kv_low: int = 6000  # ... down to this many
-    max_speak_tokens: int = 20  # text tokens per chunk; <|chunk_eos|> is forced at the cap
+    # The per-chunk cap: every token the model writes in a unit counts (<|speak|> too); the last place is
+    # <|chunk_eos|>, appended without sampling once the model has written max_speak_tokens - 1.
+    max_speak_tokens: int = 20
     backend_max_sentences: int = 3
     backend_max_chars: int = 600
-    system_prompt: str = ""  # kept at the start of the cache across slides
-    max_slices: int | None = None  # vision slices per frame; None: the checkpoint's max_slice_nums
+    system_prompt: str = REFERENCE_SYSTEM_PROMPT  # prefilled once, kept at the start of the cache across slides
+    max_slices: int | None = 1  # vision slices per frame (the reference streams 1); None: the checkpoint's
     precision: str | None = None  # LLM GGUF type to load; None: the most precise in the bundle
     encoder_precision: str | None = None  # fp32 / fp16 / int8; None: the most precise in the bundle
     device: str = "auto"  # auto | cpu | cuda
@@ -63,8 +70,8 @@ class VenusSettings:
                              f"high {self.kv_high}, n_ctx {self.n_ctx}")
         if self.kv_type not in ("f16", "q8_0", "q4_0"):
             raise ValueError(f"kv_type must be f16, q8_0 or q4_0, not {self.kv_type!r}")
-        if self.max_speak_tokens < 1:
-            raise ValueError("max_speak_tokens must be at least 1")
+        if self.max_speak_tokens < 2:
+            raise ValueError("max_speak_tokens must be at least 2 (one written token and <|chunk_eos|>)")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "VenusSettings":

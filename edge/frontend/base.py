@@ -51,7 +51,7 @@ class DelegateSpan:
     """A `<delegate>` span: a self-contained instruction for the harness."""
 
     instruction: str
-    opened_ns: int  # evidence cutoff: when the span opened on the session clock
+    opened_ns: int  # evidence cutoff: what the model had heard when the span opened (session clock)
     closed_by: str = "</delegate>"  # or "<|turn_eos|>"
 
 
@@ -86,6 +86,7 @@ class ResultToSay:
 
     id: str
     text: str
+    work_id: str = ""  # the work item it answers: a later release of the same work replaces a waiting copy
 
 
 class Frontend(ABC):

@@ -73,7 +73,7 @@ class ScriptedFrontend(Frontend):
             if a.action == "speak":
                 out.control, out.text, out.turn_end = "speak", (out.text + " " + a.text).strip(), True
             elif a.action == "delegate":
-                out.delegates.append(DelegateSpan(a.text, chunk.t_start_ns))
+                out.delegates.append(DelegateSpan(a.text, chunk.t_end_ns))  # heard through the chunk
             elif a.action == "interrupt":
                 out.interrupt = True
         if out.control == "listen" and not out.interrupt and self.pending and self.speak_backend:

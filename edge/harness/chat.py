@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 import urllib.error
@@ -12,6 +13,7 @@ from typing import Protocol
 from edge.harness.capability import CapabilityError, TransientError
 
 Messages = list[dict[str, str]]
+THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 
 
 class ChatBackend(Protocol):
@@ -77,7 +79,8 @@ class LocalChat:
     def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str:
         with self._lock:
             out = self.llm().create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.3)
-        return str(out["choices"][0]["message"]["content"] or "")
+        text = str(out["choices"][0]["message"]["content"] or "")
+        return THINKING.sub("", text).strip()  # a reasoning model's private thoughts are not the answer
 
 
 class EmbeddedChat(LocalChat):

@@ -49,7 +49,7 @@ class Harness(ReturnSide):
         self.jobs: dict[str, Job] = {}
         self.progress: dict[str, Candidate] = {}  # pending progress notices, by work id
         self.progress_sent: set[str] = set()
-        self.inflight: dict[str, dict] = {}  # release id -> {work_id, kind, released_ns, started}
+        self.inflight: dict[str, dict] = {}  # release id -> {work_id, kind, released_ns, started, started_ns}
         self.duplicates = 0  # Delivered for something not delivering (re-sent or late): ignored
         self.closed = False
 
@@ -123,6 +123,7 @@ class Harness(ReturnSide):
             for item in self.store.in_states([S.COMPLETED]):
                 if not self.gate.fresh_enough(self._candidate(item), now):
                     self._fail(item.id, "expired", None)  # stale: dropped, never spoken
+            self.expire_unspoken(now)
             for item in self.store.pending_notices():
                 if now > item.expires_ns:
                     self.store.update(item.id, notice_state="expired")

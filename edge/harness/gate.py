@@ -23,10 +23,12 @@ class GateSettings:
     priority_after_ms: float = 8000.0
     chars_per_s: float = 4.0  # speaking-time estimate of the reference
     margin_ms: float = 1000.0  # release only if it can still be spoken this long before expiry
-    rms_threshold: float = 0.02
+    rms_threshold: float = 500 / 32768  # the reference: RMS 500 on 16-bit samples
     hold_ms: float = 250.0
     frame_ms: float = 20.0
-    inflight_hold_ms: float = 10000.0  # wait for a released reply to start before releasing the next
+    inflight_hold_ms: float = 10000.0  # wait for a released reply to start before releasing the next; after
+    # that it is offered again (or fails once tried max_releases times)
+    playback_wait_ms: float = 60000.0  # a reply started but never confirmed played ends after this (reference)
 
 
 @dataclass

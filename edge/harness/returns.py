@@ -1,5 +1,6 @@
 """The return side of the harness: releasing ready results through the delivery gate, confirming
-them by playback, offering a reply cut by an interrupt again, and re-offering after a restart.
+them by playback, offering again a reply cut by an interrupt or one the frontend never started
+speaking, and re-offering after a restart.
 
 A mixin of `Harness` (edge.harness.core): it uses its lock, store, gate and transition helpers.
 """
@@ -10,7 +11,7 @@ from typing import Any
 
 from edge import messages as m
 from edge.harness import states as S
-from edge.harness.gate import Candidate, DeliveryGate
+from edge.harness.gate import MS, Candidate, DeliveryGate
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkItem, WorkStore
 
@@ -21,7 +22,7 @@ class ReturnSide:
     gate: DeliveryGate
     s: HarnessSettings
     progress: dict[str, Candidate]
-    inflight: dict[str, dict[str, Any]]  # release id -> {work_id, kind, released_ns, started}
+    inflight: dict[str, dict[str, Any]]  # release id -> {work_id, kind, released_ns, started, started_ns}
     duplicates: int
     # --- return -------------------------------------------------------------------------------------
     def _candidate(self, item: WorkItem) -> Candidate:
@@ -51,15 +52,59 @@ class ReturnSide:
             else:
                 self.progress.pop(c.work_id, None)
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
-                                           "started": False}
+                                           "started": False, "started_ns": 0}
             self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns))
             return c
 
     def on_speak(self, backend_id: str) -> None:
-        """The frontend started speaking a released reply."""
+        """The frontend started speaking a released reply (perhaps an earlier release of one offered again)."""
         with self.lock:
-            if backend_id in self.inflight:
-                self.inflight[backend_id]["started"] = True
+            now = self.clock.now_ns()
+            rel = self.inflight.get(backend_id)
+            if rel is not None:
+                if not rel["started"]:
+                    rel["started"], rel["started_ns"] = True, now
+                return
+            work_id, sep, _ = backend_id.rpartition(":r")
+            item = self.store.get(work_id) if sep else None
+            if item is None or item.state not in (S.COMPLETED, S.DELIVERING):
+                return
+            for rid, other in list(self.inflight.items()):  # the newer copy will not be spoken: the frontend
+                if other["work_id"] == work_id and other["kind"] == "result":  # ignores work it already spoke
+                    del self.inflight[rid]
+            if item.state == S.COMPLETED:
+                self._move(work_id, S.DELIVERING, f"spoken as {backend_id}, an earlier release")
+            self.inflight[backend_id] = {"work_id": work_id, "kind": "result", "released_ns": now, "started": True,
+                                         "started_ns": now}
+
+    def expire_unspoken(self, now: int) -> None:
+        """Released replies the frontend never started: offered again under a new id while fresh and tried
+        fewer than max_releases times, else failed; one started but never confirmed ends after playback_wait."""
+        hold, wait = self.gate.s.inflight_hold_ms * MS, self.gate.s.playback_wait_ms * MS
+        for rid, rel in list(self.inflight.items()):
+            if rel["started"] and rel["kind"] == "result" and now - rel["started_ns"] >= wait:
+                item = self.store.get(rel["work_id"])
+                if item is not None and now - rel["started_ns"] < 2 * self.gate.speak_ns(item.result):
+                    continue  # a long reply may still be playing
+                del self.inflight[rid]
+                if item is not None and item.state == S.DELIVERING:
+                    self._fail(item.id, "playback was never confirmed", None)
+                continue
+            if rel["started"] or now - rel["released_ns"] < hold:
+                continue
+            del self.inflight[rid]
+            item = self.store.get(rel["work_id"])
+            if item is None:
+                continue
+            if rel["kind"] == "failure" and item.notice_state == "released":
+                self.store.update(item.id, notice_state="unspoken")
+            if rel["kind"] != "result" or item.state != S.DELIVERING:
+                continue
+            again = Candidate(item.id, "", item.result, "result", item.ready_ns, item.expires_ns)
+            if item.releases < self.s.max_releases and self.gate.fresh_enough(again, now):
+                self._move(item.id, S.COMPLETED, f"{rid} was never spoken; offered again")
+            else:
+                self._fail(item.id, "expired" if not self.gate.fresh_enough(again, now) else "never spoken", None)
 
     def on_delivered(self, work_id: str, result_id: str = "") -> None:
         with self.lock:
@@ -75,7 +120,12 @@ class ReturnSide:
                 if item.notice_state != "delivered":
                     self.store.update(work_id, notice_state="delivered")
                 return
-            if item.state == S.DELIVERING and (not result_id or result_id == f"{work_id}:r{item.releases}"):
+            # The current release, or an earlier one being spoken after all (never one cut by an interrupt).
+            current = not result_id or result_id == f"{work_id}:r{item.releases}" or rel is not None
+            if item.state == S.DELIVERING and current:
+                for rid, other in list(self.inflight.items()):  # any other release of it is done with too
+                    if other["work_id"] == work_id:
+                        del self.inflight[rid]
                 self._move(work_id, S.DELIVERED, "every speech piece was played")
             else:
                 self.duplicates += 1
@@ -111,13 +161,15 @@ class ReturnSide:
                 counts["cancelled"] += 1
             for item in self.store.in_states([S.DELIVERING]):
                 rid = f"{item.id}:r{item.releases}"  # the same id: the frontend ignores a copy it already has
-                self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True}
+                self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True,
+                                      "started_ns": now}
                 self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns))
                 counts["rereleased"] += 1
             for item in self.store.in_states([S.FAILED]):
                 if item.notice_state == "released":
                     rid = f"{item.id}:f"
-                    self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True}
+                    self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True,
+                                          "started_ns": now}
                     self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns))
             self.poll()
             return counts

@@ -74,7 +74,7 @@ class FrontendNode(Node):
         elif isinstance(msg, m.BackendResult):
             assert self.frontend is not None
             self.backend_texts[msg.id] = (msg.work_id, msg.text)
-            self.frontend.deliver(ResultToSay(msg.id, msg.text))
+            self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:

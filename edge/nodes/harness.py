@@ -16,6 +16,7 @@ import numpy as np
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
 from edge.harness.assemble import Built, build_harness
+from edge.harness.general_model import with_general_chat
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
@@ -47,9 +48,9 @@ class HarnessNode(Node):
         self.released = 0
 
     def setup(self) -> None:
-        hcfg = dict(self.settings.harness)
-        if "chat" not in hcfg and self.settings.frontend == "default":
-            hcfg["chat"] = "embedded"  # the embedded default answers general requests with its local model
+        # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
+        hcfg = with_general_chat(dict(self.settings.harness),
+                                 {"frontend": self.settings.frontend, "threads": self.settings.threads})
         self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 

@@ -36,18 +36,35 @@ def test_span_closes_on_turn_eos():
     assert spans[0].instruction == "book a table" and spans[0].closed_by == "<|turn_eos|>"
 
 
-def test_nested_open_voids_the_span_and_hides_its_words():
-    vis, spans, void = feed_all(parser(), ids("<delegate>", "a", "<delegate>", "b", "</delegate>", "after"), 0)
-    assert spans == [] and void == ["a nested <delegate> voided the span"]
-    assert vis == b"after"
+def test_nested_open_voids_the_span_and_hides_the_rest_of_the_turn():
+    p = parser()
+    vis, spans, void = feed_all(p, ids("<delegate>", "a", "<delegate>", "b", "</delegate>", "after"), 0)
+    assert spans == [] and void == ["a nested <delegate> voided the span; the rest of the turn is not spoken"]
+    assert vis == b""  # where the private text ends cannot be told, so nothing more of this turn is spoken
+    vis, _, _ = feed_all(p, ids("<|turn_eos|>", "<|speak|>", "next turn"), 0)
+    assert vis == b"next turn"
 
 
 def test_one_span_per_turn_then_a_new_turn_allows_another():
     p = parser()
-    _, spans, void = feed_all(p, ids("<delegate>", "one", "</delegate>", "<delegate>", "two", "</delegate>"), 0)
+    vis, spans, void = feed_all(p, ids("<delegate>", "one", "</delegate>", "said ", "<delegate>", "two",
+                                       "</delegate>", "hidden"), 0)
     assert [s.instruction for s in spans] == ["one"] and len(void) == 1
+    assert vis == b"said "  # speech goes on after a span; after the rejected second one it stops
     _, spans, _ = feed_all(p, ids("<|turn_eos|>", "<delegate>", "three", "</delegate>"), 0)
     assert [s.instruction for s in spans] == ["three"]
+
+
+@pytest.mark.parametrize("inside", ["<|listen|>", "<image>", "</backend>"])
+def test_other_protocol_tokens_inside_a_span_void_it(inside):
+    vis, spans, void = feed_all(parser(), ids("<delegate>", "find", inside, "it", "</delegate>", "x"), 0)
+    assert spans == [] and vis == b"" and inside in void[0]
+
+
+def test_an_empty_span_is_rejected_and_a_stray_close_is_never_spoken():
+    vis, spans, void = feed_all(parser(), ids("ok ", "</delegate>", "then ", "<delegate>", "  ", "</delegate>",
+                                              "more"), 0)
+    assert vis == b"ok then " and spans == [] and "empty" in void[0]
 
 
 def test_over_4000_characters_voids():
@@ -57,9 +74,10 @@ def test_over_4000_characters_voids():
     assert len(spans[0].instruction) == 4000
 
 
-def test_protocol_tokens_inside_a_span_are_not_text_and_utf8_splits_join():
+def test_a_span_runs_across_chunk_seams_and_utf8_splits_join():
     p = parser()
-    _, spans, _ = feed_all(p, ids("<delegate>", "caf", "<|chunk_eos|>", "é?", "</delegate>"), 0)
+    _, spans, _ = feed_all(p, ids("<delegate>", "caf", "<|chunk_eos|>", "</unit>", "<unit>", "<|speak|>", "é?",
+                                  "</delegate>"), 0)
     assert spans[0].instruction == "café?"
 
 

@@ -8,7 +8,6 @@ verify prints), and that neither prints a traceback.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path

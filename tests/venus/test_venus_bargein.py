@@ -49,8 +49,9 @@ def test_a_barge_in_ends_the_models_turn_and_the_next_chunks_may_listen(exported
         # The turn ended: the next chunks listen (on a turn left open, listen is refused and the model goes on).
         for o in outs[3:]:
             assert o.control == "listen" and not o.text and "refused" not in o.info, o.info
-        # The unit the barge-in was decided in now ends the turn: <unit> 10 audio rows <|turn_eos|> </unit>.
-        assert units[3] - units[2] == 1 + 10 + 2 and not f.loop.in_turn
+        # The unit the barge-in was decided in now ends the turn as the reference's forced listen does:
+        # <unit> 10 audio rows <|turn_eos|> <|listen|> </unit>.
+        assert units[3] - units[2] == 1 + 10 + 3 and not f.loop.in_turn
     finally:
         f.close()
 

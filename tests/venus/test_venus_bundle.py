@@ -123,9 +123,10 @@ def test_sampling_rules():
     assert greedy.sample(logits, np.array([1], np.int64), {1: 1e4}) == 2  # not even when forced
     assert greedy.sample(logits, np.array([], np.int64), {4: 1e4}) == 4
     scaled = Sampler(Sampling(temperature=0.0, listen_scale=1e3, repetition_penalty=1.0), 3, 4)
-    assert scaled.sample(logits, np.array([], np.int64)) == 3  # listen scale multiplies its probability
-    long = Sampler(Sampling(temperature=0.0, turn_eos_length_penalty=0.5, repetition_penalty=1.0), 3, 4)
-    assert long.sample(logits, np.array([], np.int64), turn_tokens=20) == 4  # only the turn-end logit moves
+    assert scaled.sample(logits, np.array([], np.int64)) == 3  # listen scale multiplies its logit
+    ending = np.array([0.0, 5.0, 4.9, 1.0, 3.0], np.float32)
+    short = Sampler(Sampling(temperature=0.0, length_penalty=0.5, repetition_penalty=1.0), 3, 4)
+    assert short.sample(ending, np.array([], np.int64)) == 4  # below 1 the turn-end logit (3 -> 6) rises
     rep = Sampler(Sampling(temperature=0.0, repetition_penalty=2.0), 3, 4)
     rep.remember(1)
     assert rep.sample(logits, np.array([], np.int64)) == 2  # the recent token is penalised

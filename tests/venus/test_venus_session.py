@@ -38,7 +38,9 @@ def harness_config(tmp_path) -> dict:
 
 
 def run(tmp_path, bundle, wav, camera=None):
-    venus = {**BASE, "forced": FORCED, "forced_after_backend": ["<|speak|>", "It is sunny", "<|turn_eos|>"]}
+    # The cap counts every written token, <|speak|> and the span included: room for chunk 1's whole span.
+    venus = {**BASE, "max_speak_tokens": 24, "forced": FORCED,
+             "forced_after_backend": ["<|speak|>", "It is sunny", "<|turn_eos|>"]}
     cfg = SessionConfig(mic=str(wav), camera=str(camera) if camera else None, speaker=str(tmp_path / "out.wav"),
                         journal=str(tmp_path / "s.journal"), frontend=f"bundle:{bundle}", voice=f"bundle:{bundle}",
                         realtime=True, extra={"venus": venus, "harness": harness_config(tmp_path)})

@@ -1,18 +1,24 @@
-"""The chunk protocol of REFERENCE.md on llama.cpp, token by token.
+"""The chunk protocol of the reference (docs/reference.md) on llama.cpp, token by token.
 
-Per chunk: prefill `<unit>`, then (Omni) `<image>` + 64 embeddings per slice +
-`</image>`, then the chunk's audio embeddings; decode `<|listen|>` (silent this
-chunk), or `<|speak|>`/text up to the per-chunk cap, ended by `<|chunk_eos|>`
-(forced at the cap) or `<|turn_eos|>`; then prefill `</unit>`. Listen is masked
-while a turn is open. Delegate spans are read from token ids; spoken tokens keep
-their hidden states for the TTS. At an idle listen boundary, queued harness
-results are prefilled as `<backend>text</backend>`. When the user barges in and
-the model went on speaking, `yield_turn` closes its turn the way the protocol
-does (see there).
+Once: the system prompt ("Streaming Omni Conversation." by default). Per chunk:
+prefill `<unit>`, then (Omni) `<image>` + the frame's 64 embeddings + `</image>`
+(each further slice as `<slice>` + 64 + `</slice>`), then the chunk's audio
+embeddings. Decode: `<|listen|>` (silent this chunk), or a turn's tokens
+(`<|speak|>`, words, a delegate span), ended by `<|chunk_eos|>` (drawn on its
+own from the untouched distribution first, or appended at the per-chunk cap);
+`<|turn_eos|>` ends the turn and is followed by a chunk terminator in the same
+unit (`<|listen|>` or `<|chunk_eos|>`). The terminator goes in with `</unit>`.
+Listen is masked while a turn is open. Delegate spans are read from token ids;
+spoken tokens keep their hidden states for the TTS. At an idle listen
+boundary the oldest waiting harness result is prefilled as
+`<backend>text</backend>`; the next turn speaks it. When the user barges in and
+the model went on speaking, `yield_turn` closes its turn the way the reference
+forces a listen (see there).
 """
 from __future__ import annotations
 
 import codecs
+import collections
 import re
 import time
 from dataclasses import dataclass, field
@@ -22,7 +28,7 @@ import numpy as np
 from edge.protocol.spans import DelegateParser, Span
 from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_CLOSE, IMAGE_OPEN, LISTEN,
-                                 PROTOCOL_TOKENS, SPEAK, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
+                                 PROTOCOL_TOKENS, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
 from edge.backends.gguf_rows import token_rows
 from edge.frontend.venus.kv_window import KVWindow
 from edge.backends.llama import LlamaModel
@@ -30,13 +36,17 @@ from edge.backends.sampling import FORCE_BIAS, ChainSampler
 from edge.bundle.settings import VenusSettings
 
 INPUT_ONLY = (UNIT_OPEN, UNIT_CLOSE, IMAGE_OPEN, IMAGE_CLOSE, BACKEND_OPEN, BACKEND_CLOSE)
+SLICE_OPEN, SLICE_CLOSE = "<slice>", "</slice>"  # MiniCPM-o's markers around each further image slice
+
+# A chunk's media in order: ("image", one array per slice, or one array for one slice), ("audio", array).
+Media = tuple[str, "np.ndarray | list[np.ndarray]"]
 
 
 @dataclass
 class ChunkResult:
     control: str  # "listen" | "speak"
     text: str = ""
-    tokens: list[int] = field(default_factory=list)  # every decoded token id of the chunk
+    tokens: list[int] = field(default_factory=list)  # every token of the unit's output, terminator included
     spoken_ids: list[int] = field(default_factory=list)  # the visible tokens, in order
     hidden: np.ndarray | None = None  # (len(spoken_ids), n_embd) hidden states of the spoken tokens
     spans: list[Span] = field(default_factory=list)
@@ -61,9 +71,24 @@ def protocol_tokens(llm: LlamaModel) -> TokenMap:
     return tokens
 
 
+def control_token(llm: LlamaModel, text: str) -> int | None:
+    """The id of a single CONTROL token, or None when the vocabulary has no such token."""
+    ids = llm.tokenize(text, special=True)
+    return ids[0] if len(ids) == 1 and not llm.piece(ids[0]) else None
+
+
 def cap_sentences(text: str, sentences: int, chars: int) -> str:
     parts = re.split(r"(?<=[.!?])\s+", text.strip())
     return " ".join(parts[:sentences])[:chars].strip()
+
+
+@dataclass
+class Waiting:
+    """A harness result between delivery and the turn that speaks it."""
+
+    result_id: str
+    work_id: str
+    text: str
 
 
 class ChunkLoop:
@@ -72,139 +97,173 @@ class ChunkLoop:
         self.tok = protocol_tokens(llm)
         t = self.tok.id
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
-        self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS))
+        self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
         self.parser = DelegateParser(self.tok, llm.piece)
         self.kv = KVWindow(llm, settings.kv_high, settings.kv_low)
         base = [t(n) for n in INPUT_ONLY]
-        # Masks by position in the chunk: later tokens never listen or speak; listen is not allowed mid-turn.
-        self.mask_later = np.array(base + [t(LISTEN), t(SPEAK)], np.int64)
-        self.mask_first_in_turn = np.array(base + [t(LISTEN)], np.int64)
-        self.mask_first = np.array(base, np.int64)
+        # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
+        self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)
+        self.mask_idle = np.array(base, np.int64)
+        self.after_turn = np.array([t(LISTEN), t(CHUNK_EOS)], np.int64)  # what may follow <|turn_eos|>
+        self.terminators = (t(LISTEN), t(CHUNK_EOS))
+        self.slice_ids = (control_token(llm, SLICE_OPEN), control_token(llm, SLICE_CLOSE))
         self.in_turn = False
         self.turn_tokens = 0
         self.output_from: int | None = None  # KV position where the last unit's output starts, while it spoke
-        self.pending: list[tuple[str, str]] = []  # (result id, text) waiting for an idle boundary
+        self.pending: list[Waiting] = []  # delivered, waiting for an idle boundary, in the harness's release order
+        self.awaiting: collections.deque[Waiting] = collections.deque()  # prefilled, waiting for their turn
         self.seen_results: set[str] = set()
+        self.spoken_work: set[str] = set()  # work whose result a turn spoke in full: a later copy is ignored
+        self.turn_work = ""  # the work the current (or last) turn speaks
         self.speaking_backend = ""
-        self.next_backend = ""  # the result prefilled last; the next turn speaks it
         self.text_decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        # Protocol-token rows of the embedding table: a chunk's whole prefill becomes one embedding batch.
-        rows = token_rows(llm.path, [t(n) for n in PROTOCOL_TOKENS]) if settings.single_batch_prefill else None
+        # Rows of the embedding table for the tokens a prefill uses: a chunk's whole prefill is one batch.
+        named = [(n, t(n)) for n in PROTOCOL_TOKENS]
+        named += [(n, i) for n, i in zip((SLICE_OPEN, SLICE_CLOSE), self.slice_ids) if i is not None]
+        rows = token_rows(llm.path, [i for _, i in named]) if settings.single_batch_prefill else None
         self.rows = None if rows is None or rows.shape[1] != llm.n_embd else {
-            n: rows[i] for i, n in enumerate(PROTOCOL_TOKENS)}
+            i: rows[k] for k, (_, i) in enumerate(named)}
         if settings.system_prompt:
             llm.prefill_tokens(llm.tokenize(settings.system_prompt, special=True), want_logits=False)
         self.kv.keep = llm.n_past
 
     # --- results from the harness ----------------------------------------------------------------
-    def deliver(self, result_id: str, text: str) -> bool:
-        if result_id in self.seen_results:
-            return False  # a repeated result id is ignored
+    def deliver(self, result_id: str, text: str, work_id: str = "") -> bool:
+        """Queue a result for the next idle boundary. A repeated result id is ignored; a later release of the
+        same work replaces a copy still waiting, and is ignored once a turn has spoken that work (unless the
+        user cut that turn: then the harness offers it again on purpose)."""
+        if result_id in self.seen_results or (work_id and work_id in self.spoken_work):
+            return False
         self.seen_results.add(result_id)
         clean = cap_sentences(strip_protocol_tokens(text), self.s.backend_max_sentences, self.s.backend_max_chars)
-        if clean:
-            self.pending.append((result_id, clean))
-        return bool(clean)
+        if not clean:
+            return False
+        if work_id:
+            for w in self.pending:
+                if w.work_id == work_id:
+                    w.result_id, w.text = result_id, clean
+                    return True
+            for w in self.awaiting:
+                if w.work_id == work_id:  # already in the context: its turn will speak it under the new id
+                    w.result_id = result_id
+                    return True
+        self.pending.append(Waiting(result_id, work_id, clean))
+        return True
 
     # --- forcing (test-only) -------------------------------------------------------------------
     def _forced(self, index: int) -> list[int]:
         out: list[int] = []
         items = self.s.forced.get(index)
         if items is None:
-            after = self.next_backend and not self.in_turn and self.s.forced_after_backend
+            after = self.awaiting and not self.in_turn and self.s.forced_after_backend
             items = self.s.forced_after_backend if after else self.s.forced.get(-1, [])
         for item in items:
             out += [self.ids[item]] if item in self.ids else self.llm.tokenize(item, special=False)
         return out
 
     # --- one chunk -----------------------------------------------------------------------------
-    def run(self, index: int, t_ns: int, media: list[tuple[str, np.ndarray]]) -> ChunkResult:
-        """`media`: ("image", (n, d)) and ("audio", (n, d)) embedding sections in order."""
+    def run(self, index: int, heard_ns: int, media: list[Media]) -> ChunkResult:
+        """`heard_ns`: the end of the chunk on the session clock, what the model has heard when it decodes
+        (a span opened in this unit freezes its evidence there)."""
         res = ChunkResult("listen")
-        need = 4 + sum(len(e) + (2 if kind == "image" else 0) for kind, e in media) + self.s.max_speak_tokens + 4
+        seq = self._layout(media)
+        need = sum(1 if isinstance(item, int) else len(item) for item in seq) + self.s.max_speak_tokens + 4
         self.kv.make_room(need)
         self.kv.unit_start()
         t0 = time.perf_counter()
         n0 = self.llm.n_past
-        logits = self._prefill(media)
+        logits = self._prefill(seq)
         res.prefill_tokens, res.prefill_s = self.llm.n_past - n0, time.perf_counter() - t0
         output_from = self.llm.n_past
-        self._decode(index, t_ns, logits, res)
-        self.llm.prefill_tokens([self.ids[UNIT_CLOSE]], want_logits=False)
+        terminator = self._decode(index, heard_ns, logits, res)
+        self.llm.prefill_tokens([terminator, self.ids[UNIT_CLOSE]], want_logits=False)
         self.output_from = output_from if res.control == "speak" else None
         if res.control == "listen" and not self.in_turn and self.pending:
             self._inject(res)
         self.kv.note()
         return res
 
-    def _prefill(self, media: list[tuple[str, np.ndarray]]) -> np.ndarray:
-        """`<unit>` [`<image>` slices `</image>`] audio: one embedding batch when the rows are known."""
+    def _layout(self, media: list[Media]) -> list[int | np.ndarray]:
+        """The unit's input: token ids and embedding blocks, in the reference's order."""
+        seq: list[int | np.ndarray] = [self.ids[UNIT_OPEN]]
+        for kind, emb in media:
+            if kind != "image":
+                seq.append(emb)  # type: ignore[arg-type]
+                continue
+            slices = list(emb) if isinstance(emb, list) else [emb]
+            seq += [self.ids[IMAGE_OPEN], slices[0], self.ids[IMAGE_CLOSE]]
+            if len(slices) > 1 and None in self.slice_ids:
+                raise ValueError("this bundle's vocabulary has no <slice> tokens, so a frame must be one slice; "
+                                 "set max_slices to 1 in venus.json")
+            for extra in slices[1:]:
+                seq += [self.slice_ids[0], extra, self.slice_ids[1]]  # type: ignore[list-item]
+        return seq
+
+    def _prefill(self, seq: list[int | np.ndarray]) -> np.ndarray:
+        """One embedding batch when the token rows are known; else section by section."""
         if self.rows is not None:
-            r = self.rows
-            parts = [r[UNIT_OPEN][None]]
-            for kind, emb in media:
-                parts += [r[IMAGE_OPEN][None], emb, r[IMAGE_CLOSE][None]] if kind == "image" else [emb]
+            parts = [self.rows[item][None] if isinstance(item, int) else item for item in seq]
             return self.llm.prefill_embeddings(np.concatenate(parts).astype(np.float32), want_logits=True)
-        logits = self.llm.prefill_tokens([self.ids[UNIT_OPEN]], want_logits=not media)
-        for i, (kind, emb) in enumerate(media):
-            last = i == len(media) - 1
-            if kind == "image":
-                self.llm.prefill_tokens([self.ids[IMAGE_OPEN]], want_logits=False)
-                self.llm.prefill_embeddings(emb)
-                logits = self.llm.prefill_tokens([self.ids[IMAGE_CLOSE]], want_logits=last)
+        logits = None
+        i = 0
+        while i < len(seq):
+            if isinstance(seq[i], int):
+                j = i
+                while j < len(seq) and isinstance(seq[j], int):
+                    j += 1
+                logits = self.llm.prefill_tokens(list(seq[i:j]), want_logits=j == len(seq))  # type: ignore[arg-type]
+                i = j
             else:
-                logits = self.llm.prefill_embeddings(emb, want_logits=last)
+                logits = self.llm.prefill_embeddings(seq[i], want_logits=i == len(seq) - 1)  # type: ignore[arg-type]
+                i += 1
         assert logits is not None
         return logits
 
-    def _decode(self, index: int, t_ns: int, logits: np.ndarray, res: ChunkResult) -> None:
+    def _decode(self, index: int, heard_ns: int, logits: np.ndarray, res: ChunkResult) -> int:
+        """Decode the unit's output; returns its terminator (fed with `</unit>`)."""
         ids = self.ids
         forced = self._forced(index)
         spoken_bytes = bytearray()
         hidden: list[np.ndarray] = []
-        first, n_text = True, 0
+        open_at_start, ended = self.in_turn, False
         t0 = time.perf_counter()
         ctx = self.llm.ctx
+        terminator = ids[CHUNK_EOS]
         while True:
-            mask = self.mask_later if not first else self.mask_first_in_turn if self.in_turn else self.mask_first
+            if len(res.tokens) >= self.s.max_speak_tokens - 1:
+                res.tokens.append(ids[CHUNK_EOS])  # the cap: the last place is the chunk's end, not sampled
+                break
+            mask = self.mask_in_turn if self.in_turn else self.mask_idle
+            allow = self.after_turn if ended else None
             bias = {}
-            if n_text >= self.s.max_speak_tokens:
-                bias = {ids[CHUNK_EOS]: FORCE_BIAS}  # the cap forces the chunk's end
-            elif forced:
-                if forced[0] in mask:
+            if forced:
+                if forced[0] in mask or (allow is not None and forced[0] not in allow):
                     res.refused.append(self.tok.name(forced[0]) or str(forced[0]))
                     forced.pop(0)
                     continue
                 bias = {forced[0]: FORCE_BIAS}
-            tok = self.sampler.sample(ctx, logits, mask, bias, self.turn_tokens)
+            tok = self.sampler.sample(ctx, logits, mask, bias, allow)
             if forced and tok == forced[0]:
                 forced.pop(0)
             res.tokens.append(tok)
-            self.sampler.remember(tok)
-            first_token, first = first, False
-            if tok == ids[LISTEN] and first_token:
-                self.llm.step(tok, copy=False)
-                res.control = "listen"
-                break
-            res.control = "speak"
-            if not self.in_turn:
-                self.in_turn, self.turn_tokens = True, 0
-                self.speaking_backend = self._take_backend_turn()
-            res.backend_id = self.speaking_backend
-            if tok == ids[SPEAK]:
-                logits, _ = self.llm.step(tok, copy=False)
-                continue
-            step = self.parser.feed(tok, t_ns)
+            step = self.parser.feed(tok, heard_ns)
             if step.span:
                 res.spans.append(step.span)
             if step.voided:
                 res.voided.append(step.voided)
-            if tok in (ids[CHUNK_EOS], ids[TURN_EOS]):
-                self.llm.step(tok, copy=False)
-                if tok == ids[TURN_EOS]:
-                    res.turn_end, self.in_turn = True, False
-                    self.speaking_backend = ""
+            if tok in self.terminators:
+                terminator = tok
                 break
+            if tok == ids[TURN_EOS]:
+                logits, _ = self.llm.step(tok, copy=False)
+                if self.in_turn:
+                    res.turn_end = True
+                self.in_turn, self.speaking_backend, ended = False, "", True
+                continue
+            if not self.in_turn:
+                self.in_turn, self.turn_tokens = True, 0
+                self.speaking_backend = self._take_backend_turn()
+            res.backend_id = self.speaking_backend
             if step.visible:
                 logits, h = self.llm.step(tok, hidden=True, copy=False)
                 spoken_bytes += step.visible
@@ -213,49 +272,62 @@ class ChunkLoop:
                 self.turn_tokens += 1
             else:
                 logits, _ = self.llm.step(tok, copy=False)
-            n_text += 1
+        # Listen: the first token says so, or nothing of a turn happened (a lone <|chunk_eos|> while idle).
+        turnless = not (open_at_start or self.in_turn or res.turn_end or res.spoken_ids)
+        res.control = "listen" if res.tokens[0] == ids[LISTEN] or turnless else "speak"
         res.decode_tokens, res.decode_s = len(res.tokens), time.perf_counter() - t0
         res.text = self.text_decoder.decode(bytes(spoken_bytes))
         if hidden:
             res.hidden = np.stack(hidden).astype(np.float32)
+        return terminator
 
     def yield_turn(self) -> bool:
         """The user took the floor after the last unit's output: end the model's turn there.
 
         Called right after the unit that the barge-in was decided in, when the model went on speaking.
-        That unit's output is replaced by `<|turn_eos|>` and the unit closed again: its words were
-        never played (the interrupt drops them), and a unit that holds the user's speech and ends in
-        `<|turn_eos|>` without a word is exactly what the model writes when it yields to a user talking
-        over it, so the cache reads as if it had. Not `<|listen|>`: listen is only allowed once a turn
-        has ended, so it cannot be what closes one. Returns whether a turn was closed (a listening
-        model has none to close).
+        That unit's output is replaced by `<|turn_eos|><|listen|>` and the unit closed again: its words
+        were never played (the interrupt drops them), and this is the sequence the reference writes when
+        it forces a listen on a speaking model (docs/reference.md, "Ending a turn"). Returns whether a
+        turn was closed (a listening model has none to close).
         """
         if self.output_from is None:
             return False
         self.llm.truncate(self.output_from)
-        self.llm.prefill_tokens([self.ids[TURN_EOS], self.ids[UNIT_CLOSE]], want_logits=False)
+        self.llm.prefill_tokens([self.ids[TURN_EOS], self.ids[LISTEN], self.ids[UNIT_CLOSE]], want_logits=False)
         self.output_from = None
         self.in_turn, self.turn_tokens, self.speaking_backend = False, 0, ""
+        self.cut_turn()
         self.parser.reset()  # a span still being written is void: the user interrupted it
         self.text_decoder.reset()
         self.kv.note()
         return True
 
+    def cut_turn(self) -> None:
+        """The user cut the last turn: the result it spoke may be offered again, and will be spoken again."""
+        self.spoken_work.discard(self.turn_work)
+
     def _take_backend_turn(self) -> str:
-        taken, self.next_backend = self.next_backend, ""
-        return taken
+        """A turn starts: it speaks the oldest prefilled result, if one waits."""
+        self.turn_work = ""
+        if not self.awaiting:
+            return ""
+        w = self.awaiting.popleft()
+        if w.work_id:
+            self.spoken_work.add(w.work_id)
+            self.turn_work = w.work_id
+        return w.result_id
 
     def _inject(self, res: ChunkResult) -> None:
-        """Prefill queued harness results at this idle listen boundary; the next turn speaks them."""
-        for result_id, text in self.pending:
-            body = self.llm.tokenize(text, special=False)  # never special: a result cannot open a span
-            need = len(body) + 2
-            self.kv.make_room(need + self.s.max_speak_tokens + 8)
-            self.llm.prefill_tokens([self.ids[BACKEND_OPEN], *body, self.ids[BACKEND_CLOSE]], want_logits=False)
-            res.injected.append(result_id)
-            self.next_backend = result_id
-        self.pending.clear()
+        """Prefill the oldest waiting result at this idle listen boundary; the next turn speaks it.
+
+        One per boundary, in the order the harness released them, so each turn speaks one result."""
+        w = self.pending.pop(0)
+        body = self.llm.tokenize(w.text, special=False)  # never special: a result cannot open a span
+        self.kv.make_room(len(body) + 2 + self.s.max_speak_tokens + 8)
+        self.llm.prefill_tokens([self.ids[BACKEND_OPEN], *body, self.ids[BACKEND_CLOSE]], want_logits=False)
+        res.injected.append(w.result_id)
+        self.awaiting.append(w)
 
     def state(self) -> dict:
         return {"n_past": self.llm.n_past, "in_turn": self.in_turn, "slides": self.kv.slides,
-                "max_past": self.kv.max_seen, "pending": len(self.pending)}
+                "max_past": self.kv.max_seen, "pending": len(self.pending), "awaiting": len(self.awaiting)}

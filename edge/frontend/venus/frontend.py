@@ -59,6 +59,7 @@ class VenusFrontend(Frontend):
             assert vf is not None  # open_bundle refuses an omni bundle without slicing settings
             self.vision = VisionEncoder(graph(b, "vision", settings), vf.scale_resolution, vf.patch_size,
                                         settings.max_slices or vf.max_slices, vf.max_side)
+        self.slice_rows = 0  # embeddings per vision slice (the resampler's queries), measured at warm-up
         self._warm_up()
         self.loop = ChunkLoop(self.llm, settings)
         log.info("venus: %s bundle, LLM %s, encoders %s, context %d, KV %s", b.variant, b.llm_precision,
@@ -70,22 +71,25 @@ class VenusFrontend(Frontend):
         self.audio.encode(np.zeros(self.audio.block_samples, np.float32))
         self.audio.reset()
         if self.vision is not None:
-            self.vision.encode(np.full((64, 64, 3), 128, np.uint8))
+            self.slice_rows = len(self.vision.encode(np.full((64, 64, 3), 128, np.uint8)))  # a small frame: one slice
 
     def step(self, chunk: Chunk) -> ChunkOutput:
         t0 = time.perf_counter()
         media = []
         if self.vision is not None and chunk.frames:
-            media.append(("image", self.vision.encode(chunk.frames[-1].image)))  # newest frame of the chunk
+            emb = self.vision.encode(chunk.frames[-1].image)  # the newest frame of the chunk, slice by slice
+            media.append(("image", np.split(emb, len(emb) // self.slice_rows)))
         t1 = time.perf_counter()
         heard = self.audio.encode(chunk.audio)  # a chunk under a pooled step may give none
         if len(heard):
             media.append(("audio", heard))
         t2 = time.perf_counter()
-        res = self.loop.run(chunk.index, chunk.t_start_ns, media)
+        res = self.loop.run(chunk.index, chunk.t_end_ns, media)  # it decodes having heard the whole chunk
         t3 = time.perf_counter()
         # The model yielding to a barge-in: it ends its turn without a word while the user talks over it.
         interrupt = bool(chunk.user_speech_onset_ns is not None and res.turn_end and not res.spoken_ids)
+        if interrupt:
+            self.loop.cut_turn()  # the harness offers its reply again
         info = {"vision_ms": round((t1 - t0) * 1e3, 2), "audio_ms": round((t2 - t1) * 1e3, 2),
                 "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "decode": res.decode_tokens,
                 "prefill_s": res.prefill_s, "decode_s": res.decode_s, **self.loop.state()}
@@ -105,7 +109,7 @@ class VenusFrontend(Frontend):
                            tokens=res.tokens, info=info, speech=speech)
 
     def deliver(self, result: ResultToSay) -> None:
-        self.loop.deliver(result.id, result.text)
+        self.loop.deliver(result.id, result.text, result.work_id)
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False  # no transcript of the user: the judge decides from capture's activity and the audio

@@ -1,0 +1,181 @@
+"""The chunk loop's context, position by position, against the reference's documented layout
+(reference_layout.json), on tiny bundles exactly as the exporter writes them.
+
+Every position llama.cpp is given is recorded: a token id, or for an embedding row what it is (a token's
+own embedding row, one of the chunk's audio embeddings, or a vision slice's embedding).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edge.backends.gguf_rows import token_rows
+from edge.backends.llama import LlamaModel
+from edge.bundle.settings import VenusSettings
+from edge.frontend.base import BackendResult, Chunk, Frame
+from edge.frontend.venus.frontend import VenusFrontend
+from edge.protocol.tokens import PROTOCOL_TOKENS
+
+from exported import exported_omni_bundle  # noqa: F401
+from venus_support import speechy
+
+LAYOUT = json.loads((Path(__file__).parent / "reference_layout.json").read_text())
+NAMED = PROTOCOL_TOKENS + ("<slice>", "</slice>")
+ANY_TEXT = "any text"
+NS = 1_000_000_000
+# A context large enough that the window never slides here (positions stay those of the record).
+SETTINGS = {"n_ctx": 2048, "kv_high": 2000, "kv_low": 1500, "threads": 1, "verify_hashes": False}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.log: list[int | str] = []
+        self.rows: dict[bytes, int] = {}
+        self.media: dict[bytes, str] = {}
+
+    def row(self, r: np.ndarray) -> int | str:
+        key = np.ascontiguousarray(r, np.float32).tobytes()
+        return self.rows.get(key, self.media.get(key, "unknown row"))
+
+    def watch(self, f: VenusFrontend) -> None:
+        """Learn the token rows, and record what the encoders hand to the loop from now on."""
+        ids = [f.llm.tokenize(t, special=True)[0] for t in NAMED]
+        self.rows = {r.tobytes(): i for r, i in zip(token_rows(f.llm.path, ids), ids)}
+        for enc, label in ((f.audio, "audio"), (f.vision, "slice")):
+            if enc is None:
+                continue
+            inner = enc.encode
+
+            def encode(x, _inner=inner, _label=label):
+                out = _inner(x)
+                self.media.update((r.tobytes(), _label) for r in np.asarray(out, np.float32))
+                return out
+            enc.encode = encode
+
+
+@pytest.fixture
+def recorder(monkeypatch) -> Recorder:
+    rec = Recorder()
+    orig = {n: getattr(LlamaModel, n) for n in ("prefill_tokens", "prefill_embeddings", "step", "truncate")}
+
+    def prefill_tokens(self, tokens, want_logits=True):
+        rec.log += [int(t) for t in tokens]
+        return orig["prefill_tokens"](self, tokens, want_logits)
+
+    def prefill_embeddings(self, embd, want_logits=False):
+        rec.log += [rec.row(r) for r in np.asarray(embd, np.float32)]
+        return orig["prefill_embeddings"](self, embd, want_logits)
+
+    def step(self, token, hidden=False, copy=True):
+        rec.log.append(int(token))
+        return orig["step"](self, token, hidden, copy)
+
+    def truncate(self, pos):
+        del rec.log[pos:]
+        return orig["truncate"](self, pos)
+
+    for name, fn in (("prefill_tokens", prefill_tokens), ("prefill_embeddings", prefill_embeddings),
+                     ("step", step), ("truncate", truncate)):
+        monkeypatch.setattr(LlamaModel, name, fn)
+    return rec
+
+
+def expected(items: list, llm: LlamaModel, texts: dict[str, str] | None = None, repeat: int = 0) -> list:
+    """The reference's layout items as positions: token ids, "audio", "slice", ANY_TEXT or a set of ids."""
+    out: list = []
+    for it in items:
+        if it == "audio":
+            out += ["audio"] * LAYOUT["audio_embeddings_per_second"]
+        elif it == "slice":
+            out += ["slice"] * LAYOUT["embeddings_per_slice"]
+        elif isinstance(it, str):
+            [tok] = llm.tokenize(it, special=True)
+            out.append(tok)
+        elif "text" in it:
+            out += llm.tokenize((texts or {})[it["text"]], special=False)
+        elif "any_text" in it:
+            out += [ANY_TEXT] * it["any_text"]
+        elif "one_of" in it:
+            out.append({llm.tokenize(t, special=True)[0] for t in it["one_of"]})
+        elif "repeat" in it:
+            out += expected(it["repeat"], llm, texts) * repeat
+    return out
+
+
+def check(log: list, want: list, specials: set[int]) -> None:
+    assert len(log) == len(want), f"{len(log)} positions, the reference's layout has {len(want)}"
+    for pos, (got, exp) in enumerate(zip(log, want)):
+        if exp == ANY_TEXT:
+            ok = isinstance(got, int) and got not in specials
+        elif isinstance(exp, set):
+            ok = got in exp
+        else:
+            ok = got == exp
+        assert ok, f"position {pos}: {got!r}, the reference's layout has {exp!r}"
+
+
+def frame(k: int, w: int = 56, h: int = 42) -> list[Frame]:
+    return [Frame(k * NS, np.full((h, w, 3), 30 + 20 * k, np.uint8))]
+
+
+def test_omni_context_follows_the_reference_layout_token_by_token(exported_omni_bundle, recorder):
+    words, result, long = "Hello there", "It is sunny in Paris.", "one two three four five six seven eight nine ten"
+    forced = {0: ["<|listen|>"], 1: ["<|speak|>", words, "<|turn_eos|>"], 2: ["<|listen|>"],
+              3: ["<|speak|>", long], 4: ["more words", "<|chunk_eos|>"]}
+    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "forced": forced}))
+    recorder.watch(f)
+    llm, out = f.llm, {}
+    try:
+        assert f.s.max_speak_tokens == LAYOUT["chunk_cap"] and f.s.system_prompt == LAYOUT["system_prompt"]["text"]
+        for k, frames in ((0, frame(0)), (1, []), (2, []), (3, frame(3)), (4, [])):
+            if k == 2:
+                f.deliver(BackendResult("w:r1", result, "w"))
+            out[k] = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k), frames))
+        f.yield_turn()  # the user took the floor after chunk 4: the reference's forced listen
+        u, o = LAYOUT["unit_input"], LAYOUT["unit_output"]
+        texts = {"words": words, "result": result}
+        want = llm.tokenize(LAYOUT["system_prompt"]["text"], special=True)
+        for items in (u["frame"] + o["listen"], u["audio"] + o["turn_end"],
+                      u["audio"] + o["listen"] + LAYOUT["backend"]["after_listen_unit"],
+                      u["frame"] + o["speak_to_cap"], u["audio"] + o["forced_listen"]):
+            want += expected(items, llm, texts)
+        specials = {llm.tokenize(t, special=True)[0] for t in NAMED}
+        check(recorder.log, want, specials)
+        assert llm.n_past == len(recorder.log)
+        # What the loop reported agrees: the result injected after the listen unit is what the next turn speaks.
+        assert out[2].info["injected"] == ["w:r1"] and out[3].backend_id == "w:r1"
+        assert out[1].turn_end and out[1].text == words and len(out[3].tokens) == LAYOUT["chunk_cap"]
+    finally:
+        f.close()
+
+
+def test_a_frame_of_several_slices_is_marked_slice_by_slice(exported_omni_bundle, recorder):
+    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "max_slices": 4,
+                                                                     "forced": {"*": ["<|listen|>"]}}))
+    recorder.watch(f)
+    try:
+        n0 = len(recorder.log)
+        f.step(Chunk(0, 0, NS, speechy(1.0), frame(0, 896, 448)))  # twice as wide as 448: two slices and the view
+        items = LAYOUT["unit_input"]["frame_sliced"] + LAYOUT["unit_output"]["listen"]
+        specials = {f.llm.tokenize(t, special=True)[0] for t in NAMED}
+        check(recorder.log[n0:], expected(items, f.llm, repeat=2), specials)
+    finally:
+        f.close()
+
+
+def test_audio_context_follows_the_reference_layout(exported_audio_bundle, recorder):
+    f = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict({
+        **SETTINGS, "forced": {0: ["<|listen|>"], 1: ["<|speak|>", "Hi", "<|turn_eos|>"]}}))
+    recorder.watch(f)
+    try:
+        for k in range(2):
+            f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k)))
+        u, o = LAYOUT["unit_input"], LAYOUT["unit_output"]
+        want = f.llm.tokenize(LAYOUT["system_prompt"]["text"], special=True)
+        want += expected(u["audio"] + o["listen"] + u["audio"] + o["turn_end"], f.llm, {"words": "Hi"})
+        check(recorder.log, want, {f.llm.tokenize(t, special=True)[0] for t in NAMED})
+    finally:
+        f.close()
