@@ -51,7 +51,7 @@ def bundle_llm(config: dict[str, Any]) -> Path:
 
     root = Path(str(config.get("frontend", "")).partition(":")[2]).expanduser()
     settings = VenusSettings.load(root, config)
-    return open_bundle(root, precision=settings.precision, device="cpu", verify_hashes=False).llm
+    return open_bundle(root, precision=settings.precision, device="cpu").llm
 
 
 def general_chat(config: dict[str, Any]) -> tuple[Any, str]:

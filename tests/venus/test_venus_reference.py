@@ -15,7 +15,7 @@ import pytest
 from edge.backends.gguf_rows import token_rows
 from edge.backends.llama import LlamaModel
 from edge.bundle.settings import VenusSettings
-from edge.frontend.base import BackendResult, Chunk, Frame
+from edge.frontend.base import ResultToSay, Chunk, Frame
 from edge.frontend.venus.frontend import VenusFrontend
 from edge.protocol.tokens import PROTOCOL_TOKENS
 
@@ -27,7 +27,7 @@ NAMED = PROTOCOL_TOKENS + ("<slice>", "</slice>")
 ANY_TEXT = "any text"
 NS = 1_000_000_000
 # A context large enough that the window never slides here (positions stay those of the record).
-SETTINGS = {"n_ctx": 2048, "kv_high": 2000, "kv_low": 1500, "threads": 1, "verify_hashes": False}
+SETTINGS = {"n_ctx": 2048, "kv_high": 2000, "kv_low": 1500, "threads": 1}
 
 
 class Recorder:
@@ -132,7 +132,7 @@ def test_omni_context_follows_the_reference_layout_token_by_token(exported_omni_
         assert f.s.max_speak_tokens == LAYOUT["chunk_cap"] and f.s.system_prompt == LAYOUT["system_prompt"]["text"]
         for k, frames in ((0, frame(0)), (1, []), (2, []), (3, frame(3)), (4, [])):
             if k == 2:
-                f.deliver(BackendResult("w:r1", result, "w"))
+                f.deliver(ResultToSay("w:r1", result, "w"))
             out[k] = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k), frames))
         f.yield_turn()  # the user took the floor after chunk 4: the reference's forced listen
         u, o = LAYOUT["unit_input"], LAYOUT["unit_output"]
