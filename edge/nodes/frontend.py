@@ -279,7 +279,8 @@ class FrontendNode(Node):
     def tick(self) -> float | None:
         if self.done and self.end is not None:
             self.io.publish(m.FrontendDone(self.end.last_index, self.end.t_end_ns))  # for a restarted speech node
-        elif self._missing():
+            return 0.5
+        if self._missing():
             if self.gap_since is not None and time.monotonic() - self.gap_since > GAP_GIVE_UP_S:
                 self._give_up_gap()
             else:
