@@ -11,7 +11,6 @@ import threading
 import time
 
 import msgpack
-import numpy as np
 import pytest
 
 from edge import messages as m
