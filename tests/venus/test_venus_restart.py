@@ -87,7 +87,7 @@ def test_the_kept_context_follows_the_sliding_window_and_sheds_dropped_rows(tmp_
         [rows] = list(tmp_path.glob("context-rows-*.f16"))
         kept, live = state["context"]["rows"], sum(1 for e in first.context.entries if e < 0)
         assert rows.stat().st_size == kept * first.llm.n_embd * 2
-        assert kept < 80 * 11 and kept - live <= max(live, 64)  # what the window dropped is shed, in bulk
+        assert kept < 80 * 11 and kept - live <= max(live // 2, 64)  # what the window dropped is shed, in bulk
         again = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict(settings))
         again.resume(tmp_path, state)
         assert again.llm.n_past == first.llm.n_past and list(again.loop.kv.units) == list(first.loop.kv.units)
