@@ -5,8 +5,9 @@ boundary this decides. The judge is handed to the frontend through the
 frontend interface (`Frontend.hear_overlaps`): a frontend that transcribes
 the user (the embedded default) asks it itself, with its own transcript of
 the overlapping speech, and yields in its own step. For any other frontend
-the policy is applied here after the step, from the chunk audio and
-whatever the frontend heard; an interruption is then forced even if the
+the policy is applied here after the step, from the chunk audio and a
+transcript of the overlap that the judge makes itself (overlap_asr.py; it
+runs while the frontend steps); an interruption is then forced even if the
 model went on, and the frontend is told to end its turn
 (`Frontend.yield_turn`). Either way the decision, its reason and its timing
 go into the chunk's journal record, and a decided overlap restores the
@@ -17,12 +18,14 @@ talking over it.
 from __future__ import annotations
 
 import collections
+from concurrent.futures import Future
 
 import numpy as np
 
 from edge import messages as m
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
+from edge.bargein.overlap_asr import OverlapTranscriber
 from edge.bargein.policy import BargeInPolicy, Decision, Overlap
 from edge.frontend.base import Chunk, ChunkOutput, Frontend
 from edge.wire import Envelope
@@ -33,7 +36,9 @@ SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (
 
 
 class BargeInJudge:
-    def __init__(self, frontend: Frontend, config: dict) -> None:
+    def __init__(self, frontend: Frontend, config: dict, transcriber: OverlapTranscriber | None = None) -> None:
+        """`transcriber` reads the overlapping speech for a frontend that does not hear it itself (None: the
+        policy decides from level and length)."""
         self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)))
         self.frontend = frontend
         self.last: Decision | None = None
@@ -47,6 +52,10 @@ class BargeInJudge:
         self.last_offset_ns: int | None = None
         self.decisions: collections.Counter[str] = collections.Counter()
         self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
+        self.transcriber = None if self.frontend_hears else transcriber
+        self.heard_index: int | None = None  # the newest chunk whose audio is in `history`
+        self.transcript: tuple[int, Future[tuple[str, float]]] | None = None  # (chunk index, its transcription)
+        self.own_words: collections.deque[str] = collections.deque(maxlen=80)  # the reply's recent words (echo)
 
     def _judge(self, overlap: Overlap) -> Decision:
         """The policy's decision, unless this stretch of speech was already judged aimed elsewhere."""
@@ -88,6 +97,8 @@ class BargeInJudge:
                 self.last_offset_ns = msg.t_ns
             if msg.kind == "onset" and msg.playback:
                 self.onset, self.offset_ns = msg, None
+                if self.transcriber is not None:
+                    self.transcriber.warm()  # the boundary that decides is up to a chunk away
             elif msg.kind == "offset" and self.onset is not None and msg.onset_ns == self.onset.onset_ns:
                 self.offset_ns = msg.t_ns
         elif isinstance(msg, m.Duck) and env.src == "capture" and msg.gain < 1.0:
@@ -97,12 +108,22 @@ class BargeInJudge:
         parts = [a[max(0, (t_ns - t0) * RATE // NS):] for t0, a in self.history if t0 + len(a) * NS // RATE > t_ns]
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
+    def hear(self, chunk: Chunk) -> None:
+        """The chunk arrived (before the frontend's step): keep its audio, and start reading the overlap."""
+        self.history.append((chunk.t_start_ns, chunk.audio))
+        self.heard_index = chunk.index
+        if self.transcriber is not None and self.transcriber.failed is None and self.duck is not None:
+            self.transcript = (chunk.index, self.transcriber.start(self._audio_since(self.duck[0])))
+
     def decide(self, chunk: Chunk, out: ChunkOutput) -> m.Duck | None:
         """Apply the policy after the frontend's step; returns the volume restore to publish, if any."""
-        self.history.append((chunk.t_start_ns, chunk.audio))
+        if self.heard_index != chunk.index:
+            self.hear(chunk)
         bi = out.info.get("barge_in")
         if bi is None and not self.frontend_hears and self.duck is not None:
             bi = self._decide_here(chunk, out)
+        self.transcript = None
+        self.own_words.extend(barge_in.words(out.text))
         if bi is not None:
             if self.last is not None and self.frontend_hears:
                 bi.update(reason=self.last.reason, level_db=_r(self.last.level_db),
@@ -126,16 +147,33 @@ class BargeInJudge:
         onset = self.duck[0]
         end = self.offset_ns if self.offset_ns is not None else chunk.t_end_ns
         ongoing = self.offset_ns is None
-        d = self._judge(Overlap(out.user_text, self._audio_since(onset), (end - onset) / 1e6, ongoing))
+        text, asr_ms = self._words(chunk, out, onset)
+        d = self._judge(Overlap(text, self._audio_since(onset), (end - onset) / 1e6, ongoing, set(self.own_words)))
         if d.interrupts and not out.interrupt:
             out.interrupt, out.control, out.text, out.turn_end = True, "listen", "", False
             self.frontend.yield_turn()  # the model went on: its turn ends here, so the next chunk may listen
-        bi = {"decision": d.decision, "text": out.user_text, "onset_ns": onset, "decided_ns": chunk.t_end_ns,
+        bi = {"decision": d.decision, "text": text, "onset_ns": onset, "decided_ns": chunk.t_end_ns,
               "after_onset_ms": (chunk.t_end_ns - onset) / 1e6, "voiced_ms": (end - onset) / 1e6,
               "reason": d.reason, "level_db": _r(d.level_db), "user_level_db": _r(d.user_level_db),
               "source": "policy"}
+        if asr_ms is not None:
+            bi["asr_ms"] = round(asr_ms, 1)
         out.info["barge_in"] = bi
         return bi
+
+    def _words(self, chunk: Chunk, out: ChunkOutput, onset: int) -> tuple[str, float | None]:
+        """What the overlapping speech says: the frontend's transcript, else the judge's own, else nothing."""
+        t = self.transcriber
+        if out.user_text or t is None or t.failed is not None:
+            return out.user_text, None
+        job = self.transcript[1] if self.transcript and self.transcript[0] == chunk.index else \
+            t.start(self._audio_since(onset))
+        got = t.result(job)
+        return got if got is not None else ("", None)
+
+    def close(self) -> None:
+        if self.transcriber is not None:
+            self.transcriber.close()
 
 
 def _r(x: float | None) -> float | None:

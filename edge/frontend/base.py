@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Literal
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Literal
 
 import numpy as np
 
@@ -105,6 +106,11 @@ class Frontend(ABC):
       frontend's step had gone on speaking. End the current turn now, so the
       next chunk may listen; drop the rest of the reply (the interrupt has
       already stopped its playback).
+
+    Restarts. The frontend node checkpoints after every step; a frontend that
+    holds conversation state (a model's context, a chat history, results not
+    yet spoken) says what it needs in `checkpoint()`, and is handed it back in
+    `resume()` when its process restarts, before the first chunk.
     """
 
     name: ClassVar[str]
@@ -124,6 +130,19 @@ class Frontend(ABC):
     @abstractmethod
     def yield_turn(self) -> None:
         """The user barged in: end the turn now so the next chunk may listen (see the class)."""
+
+    def resume(self, folder: Path, state: dict[str, Any]) -> dict[str, Any]:
+        """Called once before the first chunk. `folder` is private to this session and outlives the process:
+        keep there what a checkpoint is too big to carry. `state` is the last `checkpoint()` of an earlier life
+        of this frontend, or empty on a first start: rebuild from it, and say in a few plain values what was
+        rebuilt (the journal records it). By default there is nothing to keep."""
+        return {}
+
+    def checkpoint(self) -> dict[str, Any]:
+        """After every step: what a restarted frontend needs to go on with the conversation. Plain values
+        (msgpack: numbers, text, bytes, lists, mappings); files it names must already be written. By default
+        nothing."""
+        return {}
 
     def close(self) -> None:
         """Release models and files; the frontend is not stepped again."""

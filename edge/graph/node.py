@@ -78,6 +78,19 @@ class NodeIO:
         with self._lock:
             self._pub.send_multipart(frames)
 
+    def unacked(self) -> list[tuple[str, list[bytes]]]:
+        """Reliable messages sent and not yet acknowledged: (id, encoded frames), oldest first."""
+        with self._lock:
+            return [(msg_id, list(frames)) for msg_id, frames in self._outbox.pending()]
+
+    def send_again(self, msg_id: str, frames: list[bytes]) -> None:
+        """Send a reliable message an earlier life of this node sent and never saw acknowledged.
+
+        Same id, same frames: a receiver that already handled it acknowledges it again and drops it."""
+        with self._lock:
+            self._outbox.add(msg_id, frames)
+            self._pub.send_multipart(frames)
+
     def resend_due(self) -> None:
         """Re-send every reliable message whose acknowledgement is overdue (under the lock the senders take)."""
         with self._lock:

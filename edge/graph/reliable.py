@@ -40,6 +40,10 @@ class Outbox:
         self.resent += len(out)
         return out
 
+    def pending(self) -> list[tuple[str, list[bytes]]]:
+        """Every message still waiting for its Ack, oldest first (a node keeps them across a restart)."""
+        return [(msg_id, p.frames) for msg_id, p in self._pending.items()]
+
     def next_deadline(self) -> float | None:
         return min((p.next_send for p in self._pending.values()), default=None)
 

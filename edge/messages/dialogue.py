@@ -8,12 +8,14 @@ __all__ = ["ChunkDecision", "SpeakText", "PlaybackAck", "PlaybackState", "Duck",
 
 @message
 class ChunkDecision(Message):
-    """frontend -> speech, harness: what the frontend decided for chunk `index`, with its cost.
+    """frontend -> speech, harness, capture: what the frontend decided for chunk `index`, with its cost.
 
-    Speech on the virtual clock plays up to its stamp; the harness releases results at idle boundaries.
+    Speech on the virtual clock plays up to its stamp; the harness releases results at idle boundaries;
+    capture lets go of the chunk (it keeps undecided chunks for a restarted frontend).
     """
 
-    TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDERS = ("frontend",); RECEIVERS = ("speech", "harness")
+    TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDERS = ("frontend",)
+    RECEIVERS = ("speech", "harness", "capture")
     VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info"})
     index: int
     """The chunk decided on."""

@@ -17,7 +17,8 @@ def _pcm(n_samples: int, payload: list[bytes]) -> str | None:
         return f"payload frame 0 holds {have} bytes, not the {2 * n_samples} of {n_samples} 16-bit samples"
     return None
 
-__all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity"]
+__all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
+           "ResentChunk"]
 
 
 @message
@@ -87,6 +88,46 @@ class EndOfInput(Message):
     """The last chunk published."""
     t_end_ns: int
     """Session time the input ends."""
+
+
+@message
+class ResendChunks(Message):
+    """frontend -> capture: a restarted frontend asks again for every chunk from `from_index` on.
+
+    Capture keeps a short ring of the chunks the frontend has not yet decided (see the capture node).
+    """
+
+    TYPE = "resend_chunks"; TOPIC = "media.want"; SENDERS = ("frontend",); RECEIVERS = ("capture",)
+    from_index: int
+    """The first chunk the frontend has not decided."""
+
+
+@message
+class ResentChunk(Message):
+    """capture -> frontend: chunk `index` again, from capture's ring, for a frontend that lost it in a restart.
+
+    A type of its own, so that only the frontend hears it (the harness's evidence must not hear a chunk twice).
+    Payload frame 0 is the PCM as in AudioChunk; frame 1, when `frame_t_ns` is set, the chunk's newest video
+    frame (rgb24).
+    """
+
+    TYPE = "resent_chunk"; TOPIC = "media.again"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
+    index: int
+    """The chunk's number."""
+    t_start_ns: int
+    """Session time of its first sample."""
+    t_end_ns: int
+    """Session time just after its last sample."""
+    sample_rate: int = 16000
+    """Samples per second of the PCM in payload frame 0."""
+    n_samples: int = 0
+    """How many samples payload frame 0 holds."""
+    frame_t_ns: int | None = None
+    """Session time of the video frame in payload frame 1, if there is one."""
+    width: int = 0
+    """Its width in pixels."""
+    height: int = 0
+    """Its height in pixels."""
 
 
 @message

@@ -1,11 +1,14 @@
 """The capture node: reads audio (and frames), cuts chunks, stamps time once, publishes.
 
 How it paces itself and stamps what it sends depends on the clock, and
-lives in capture_pacing.py (one strategy per clock, chosen once).
+lives in capture_pacing.py (one strategy per clock, chosen once). The chunks
+the frontend has not decided yet are kept (capture_ring.py) and sent again to
+a frontend that restarts.
 """
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 
@@ -16,11 +19,13 @@ from edge.capture.listener import Activity, DuplexListener
 from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO
 from edge.nodes.capture_pacing import BLOCK, RealTimeCapture, VirtualCapture
+from edge.nodes.capture_ring import RING_S, ChunkRing
 from edge.settings import CaptureSettings
 from edge.wire import Envelope
 from kernels.resample import float_to_pcm16, pcm16_to_float
 
 log = logging.getLogger("edge.capture")
+RING_WAIT_S = 60.0  # virtual clock: how long to wait for a frontend that decides nothing before going on
 
 
 class CaptureNode(Node):
@@ -40,6 +45,9 @@ class CaptureNode(Node):
         self.listener: DuplexListener | None = None
         self.ducked = False
         self.ducks = 0
+        self.ring = ChunkRing(int(RING_S * 1000) // settings.chunk_ms)
+        self.ring_wait_since: float | None = None
+        self.ring_wait_given_up = False
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.settings.mic)
@@ -55,6 +63,22 @@ class CaptureNode(Node):
             self.listener.refs.add(msg.t_ns, samples, msg.sample_rate)
         elif isinstance(msg, m.Duck) and msg.gain >= 0.999:
             self.ducked = False  # the frontend decided: playback is back to full volume
+        elif isinstance(msg, m.ChunkDecision):
+            self.ring.on_decided(msg.index)
+        elif isinstance(msg, m.ResendChunks):
+            self._resend(msg.from_index)
+
+    def _resend(self, from_index: int) -> None:
+        """A restarted frontend asks for what it has not decided: send it again from the ring, in order."""
+        kept = self.ring.since(from_index)
+        if kept and kept[0].chunk.index > from_index:
+            log.warning("capture: chunks %d-%d are no longer kept; the frontend resumes at chunk %d", from_index,
+                        kept[0].chunk.index - 1, kept[0].chunk.index)
+        for k in kept:
+            c, frame = k.chunk, k.frame
+            extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height} if frame else {}
+            self.io.publish(m.ResentChunk(c.index, c.t_start_ns, c.t_end_ns, c.sample_rate, c.n_samples, **extra),
+                            [k.pcm, frame[1]] if frame else [k.pcm], t_ns=self.pacing.stamp(c.t_end_ns))
 
     def start(self) -> None:
         d = self.settings.duplex
@@ -71,7 +95,23 @@ class CaptureNode(Node):
             # Repeat the end marker: a node restarted after it went out must still hear it.
             self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns))
             return 0.5
+        if self.pacing.virtual and self._held_by_frontend():
+            return 0.002
         return self.pacing.tick()
+
+    def _held_by_frontend(self) -> bool:
+        """Virtual clock: wait while the next chunk would push an undecided one out of the ring."""
+        if self.ring_wait_given_up or not self.ring.full(self.index):
+            self.ring_wait_since = None
+            return False
+        now = time.monotonic()
+        self.ring_wait_since = self.ring_wait_since or now
+        if now - self.ring_wait_since > RING_WAIT_S:
+            self.ring_wait_given_up = True
+            log.warning("capture: the frontend decided nothing for %.0f s; going on without keeping its chunks",
+                        RING_WAIT_S)
+            return False
+        return True
 
     def cut_chunk(self) -> float:
         """Read, clean and publish one whole chunk; the delay until the next tick."""
@@ -112,14 +152,22 @@ class CaptureNode(Node):
     def publish_chunk(self, block: np.ndarray) -> None:
         t0, t1 = self.index * self.chunk_ns, (self.index + 1) * self.chunk_ns
         self.pacing.reach(t1)
-        self._publish_frames(t0, t1)
-        self.io.publish(m.AudioChunk(self.index, t0, t1, RATE, len(block)), [float_to_pcm16(block)])
+        frame = self._publish_frames(t0, t1)
+        chunk, pcm = m.AudioChunk(self.index, t0, t1, RATE, len(block)), float_to_pcm16(block)
+        self.io.publish(chunk, [pcm])
+        dropped = self.ring.dropped
+        self.ring.add(chunk, pcm, frame)
+        if dropped == 0 and self.ring.dropped:  # said once: the count is in the node's stats
+            log.warning("capture: the frontend has not decided the last %.0f s; the oldest chunks are dropped",
+                        RING_S)
         self.index += 1
         self.io.control(m.Checkpoint(self.name, {"next_index": self.index, "next_frame": self.frame_index}))
 
-    def _publish_frames(self, t0: int, t1: int) -> None:
+    def _publish_frames(self, t0: int, t1: int) -> tuple[m.VideoFrame, bytes] | None:
+        """Publish the frames due in [t0, t1); the newest of them."""
+        newest = None
         if self.video is None:
-            return
+            return newest
         step = int(1e9 / self.settings.video_fps)
         while self.frame_index * step < t1:
             t = self.frame_index * step
@@ -127,9 +175,11 @@ class CaptureNode(Node):
                 img = self.video.frame_at(t / 1e9)
                 if img is not None:
                     h, w = img.shape[:2]
-                    self.io.publish(m.VideoFrame(self.frame_index, t, w, h, "rgb24"),
-                                    [np.ascontiguousarray(img, dtype=np.uint8).tobytes()])
+                    newest = (m.VideoFrame(self.frame_index, t, w, h, "rgb24"),
+                              np.ascontiguousarray(img, dtype=np.uint8).tobytes())
+                    self.io.publish(newest[0], [newest[1]])
             self.frame_index += 1
+        return newest
 
     def finish(self) -> None:
         self.done = True
@@ -137,7 +187,7 @@ class CaptureNode(Node):
         log.info("capture: input ended after %d chunks", self.index)
 
     def stats(self) -> dict:
-        out = {"chunks": self.index}
+        out = {"chunks": self.index, "resent": self.ring.resent, "ring_dropped": self.ring.dropped}
         if self.listener is not None:
             out.update(self.listener.stats(), ducks=self.ducks)
         return out

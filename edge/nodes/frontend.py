@@ -1,4 +1,11 @@
-"""The frontend node: the chunk loop. One `step(chunk)` per chunk boundary, then speech, delegates, epochs."""
+"""The frontend node: the chunk loop. One `step(chunk)` per chunk boundary, then speech, delegates, epochs.
+
+Chunks are stepped strictly in order, each once. After every step the node
+writes what a restart needs (frontend_state.py): a restarted node reads it
+back, rebuilds the frontend's conversation (`Frontend.resume`), sends again
+what was never acknowledged, and asks capture for the chunks it has not
+decided (capture keeps them); chunks that arrive ahead of a gap wait for it.
+"""
 from __future__ import annotations
 
 import logging
@@ -9,14 +16,18 @@ import numpy as np
 
 from edge import messages as m
 from edge.bargein.judge import BargeInJudge
+from edge.bargein.overlap_asr import OverlapTranscriber
 from edge.frontend.base import Chunk, Frame, Frontend, ResultToSay
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
+from edge.nodes.frontend_state import StepFiles, state_folder
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.frontend")
+ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
+GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 
 
 @dataclass
@@ -37,10 +48,13 @@ class FrontendNode(Node):
         self.settings: FrontendSettings = settings
         self.frontend: Frontend | None = None
         self.frames: list[Frame] = []
-        self.utterance = int(restore.get("utterance", 0))
+        self.utterance = 0
         self.in_turn = False
         self.playback_active = False
-        self.last_index = -1
+        self.next_index = 0  # the next chunk to step: every chunk before it has been decided
+        self.held: dict[int, Envelope] = {}  # chunks that came ahead of a gap
+        self.gap_since: float | None = None
+        self.asked_at: float | None = None
         self.end: m.EndOfInput | None = None
         self.replies: dict[str, _Reply] = {}
         self.speak_to_backend: dict[str, str] = {}
@@ -49,6 +63,10 @@ class FrontendNode(Node):
         self.compute_ns_total = 0
         self.audio_ns_total = 0
         self.judge: BargeInJudge | None = None
+        self.files = StepFiles(state_folder(restore))
+        self.gen = 0  # steps written to the step files
+        self.saved = self.files.newest() if restore else None
+        self.restored: dict | None = None  # what a restart rebuilt, for the first decision's journal record
 
     def setup(self) -> None:
         # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
@@ -56,13 +74,67 @@ class FrontendNode(Node):
         self.frontend = build_frontend(self.settings.frontend, self.settings.models)
         if self.settings.barge_in:
             self.judge = BargeInJudge(self.frontend, self.settings.models)
+            if not self.judge.frontend_hears:  # the judge reads the overlapping speech itself
+                live = bool(self.settings.models.get("realtime", True))
+                self.judge.transcriber = OverlapTranscriber.load(self.settings.models, preload=live)
         if self.restore.get("epoch"):
             self.io.epoch = int(self.restore["epoch"])
+        gen, state = self.saved or (0, {})
+        folder = self.files.folder / "frontend"
+        folder.mkdir(exist_ok=True)
+        t0 = time.monotonic()
+        rebuilt = self.frontend.resume(folder, state.get("frontend", {}))
+        if self.saved is not None:
+            self._restore_node(gen, state.get("node", {}))
+            self.restored = {"next_index": self.next_index, "rebuild_ms": round((time.monotonic() - t0) * 1e3, 1),
+                             **rebuilt}
+            log.info("frontend: restarted at chunk %d: %s", self.next_index, self.restored)
+        self.io.control(m.Checkpoint(self.name, self._checkpoint()))
+
+    def start(self) -> None:
+        if self.saved is None:
+            return
+        # The volume a duck lowered is restored by the decision that was lost with the earlier life.
+        self.io.publish(m.Duck(1.0, "frontend restarted"))
+        for msg_id, frames in self.saved[1].get("outbox", []):
+            self.io.send_again(msg_id, frames)
+        self._ask_for_chunks()
+        self.saved = None
+
+    def _restore_node(self, gen: int, st: dict) -> None:
+        self.gen = gen
+        self.next_index = int(st.get("next_index", 0))
+        self.utterance = int(st.get("utterance", 0))
+        self.in_turn = bool(st.get("in_turn", False))
+        self.playback_active = bool(st.get("playback_active", False))
+        self.io.epoch = max(self.io.epoch, int(st.get("epoch", 0)))
+        self.replies = {bid: _Reply(work_id, set(speaks), closed) for bid, (work_id, speaks, closed)
+                        in st.get("replies", {}).items()}
+        self.speak_to_backend = dict(st.get("speak_to_backend", {}))
+        self.backend_texts = {rid: (w, t) for rid, (w, t) in st.get("backend_texts", {}).items()}
+
+    def _checkpoint(self) -> dict:
+        """The small state the supervisor hands back on a restart: where the step files are, and a summary."""
+        return {"dir": str(self.files.folder), "gen": self.gen, "next_index": self.next_index,
+                "utterance": self.utterance, "epoch": self.io.epoch}
+
+    def _commit(self) -> None:
+        """After a step: write what a restart needs, then tell the supervisor."""
+        assert self.frontend is not None
+        self.gen += 1
+        node = {"next_index": self.next_index, "utterance": self.utterance, "in_turn": self.in_turn,
+                "playback_active": self.playback_active, "epoch": self.io.epoch,
+                "replies": {bid: [r.work_id, sorted(r.speaks), r.closed] for bid, r in self.replies.items()},
+                "speak_to_backend": self.speak_to_backend,
+                "backend_texts": {rid: list(v) for rid, v in self.backend_texts.items()}}
+        self.files.write(self.gen, {"node": node, "frontend": self.frontend.checkpoint(),
+                                    "outbox": [[i, f] for i, f in self.io.unacked()]})
+        self.io.control(m.Checkpoint(self.name, self._checkpoint()))
 
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
-        if isinstance(msg, m.AudioChunk):
-            self._step(env, msg)
+        if isinstance(msg, (m.AudioChunk, m.ResentChunk)):
+            self._arrive(env)
         elif isinstance(msg, m.VideoFrame):
             img = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3) if env.payload else None
             if img is not None:
@@ -81,7 +153,51 @@ class FrontendNode(Node):
             self.end = msg
             self._maybe_done()
 
-    def _step(self, env: Envelope, msg: m.AudioChunk) -> None:
+    # --- chunks in order ---------------------------------------------------------------------
+    def _arrive(self, env: Envelope) -> None:
+        """Step the chunk if it is the next one (then any held behind it); hold it if one is missing."""
+        msg = env.msg
+        if msg.index < self.next_index:
+            return  # already decided (sent again after a restart)
+        if isinstance(msg, m.ResentChunk) and msg.frame_t_ns is not None and len(env.payload) > 1:
+            img = np.frombuffer(env.payload[1], np.uint8).reshape(msg.height, msg.width, 3)
+            self.frames = sorted([*self.frames, Frame(msg.frame_t_ns, img)], key=lambda f: f.t_ns)
+        self.held[msg.index] = env
+        self._drain()
+
+    def _drain(self) -> None:
+        while self.next_index in self.held:
+            env = self.held.pop(self.next_index)
+            self._step(env, env.msg)
+        if self._missing():
+            self.gap_since = self.gap_since or time.monotonic()
+            if self.asked_at is None or time.monotonic() - self.asked_at >= ASK_AGAIN_S:
+                self._ask_for_chunks()
+        else:
+            self.gap_since = self.asked_at = None
+
+    def _missing(self) -> bool:
+        """A chunk before the next one present is missing (or the input ended and some were never stepped)."""
+        ended = self.end is not None and self.next_index <= self.end.last_index
+        return bool(self.held) or ended
+
+    def _ask_for_chunks(self) -> None:
+        self.asked_at = time.monotonic()
+        self.io.publish(m.ResendChunks(self.next_index))
+
+    def _give_up_gap(self) -> None:
+        """Capture no longer keeps the missing chunks: go on from the first one here."""
+        first = min(self.held) if self.held else (self.end.last_index + 1 if self.end is not None else None)
+        if first is None or first <= self.next_index:
+            return
+        log.warning("frontend: chunks %d-%d never came back from capture; going on at chunk %d", self.next_index,
+                    first - 1, first)
+        self.next_index = first
+        self.gap_since = self.asked_at = None
+        self._drain()
+        self._maybe_done()
+
+    def _step(self, env: Envelope, msg: m.AudioChunk | m.ResentChunk) -> None:
         assert self.frontend is not None
         audio = pcm16_to_float(env.payload[0]) if env.payload else np.zeros(0, np.float32)
         frames = [f for f in self.frames if f.t_ns < msg.t_end_ns]
@@ -92,6 +208,8 @@ class FrontendNode(Node):
                       playback_active=self.playback_active, user_speech_onset_ns=onset)
         t_call = time.monotonic_ns()
         recv_delay = self.io.clock.now_ns() - env.t_ns
+        if self.judge is not None:
+            self.judge.hear(chunk)  # a transcript of speech over the reply runs while the frontend steps
         out = self.frontend.step(chunk)
         if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
             restore = self.judge.decide(chunk, out)
@@ -105,6 +223,8 @@ class FrontendNode(Node):
         if out.interrupt:  # sent first: the decision below is then the first data message of the new epoch
             self.io.interrupt("barge-in", chunk.user_speech_onset_ns)
             self.in_turn = False
+        if self.restored is not None:  # the first decision after a restart says what was rebuilt
+            out.info["restored"], self.restored = self.restored, None
         self.io.publish(m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
             recv_delay, compute, compute / span if span else 0.0, out.info))
@@ -131,14 +251,15 @@ class FrontendNode(Node):
         for span_ in out.delegates:
             self.io.publish(m.DelegateRequest(self.io.new_id(), span_.instruction, span_.opened_ns, msg.index,
                                               span_.closed_by))
-        self.last_index = msg.index
-        self.io.control(m.Checkpoint(self.name, {"utterance": self.utterance, "epoch": self.io.epoch}))
+        self.next_index = msg.index + 1
+        self._commit()
         self._maybe_done()
 
     def _on_played(self, ack: m.PlaybackAck) -> None:
         bid = self.speak_to_backend.get(ack.speak_id)
         if bid is None or not ack.last:
             return
+        del self.speak_to_backend[ack.speak_id]
         reply = self.replies.get(bid)
         if reply is None:
             return
@@ -146,23 +267,34 @@ class FrontendNode(Node):
         if reply.closed and not reply.speaks:
             self.io.publish(m.Delivered(self.io.new_id(), reply.work_id or bid, bid))
             del self.replies[bid]
+            self.backend_texts.pop(bid, None)
 
     def _maybe_done(self) -> None:
-        # Capture sends its end marker after its last chunk on the same ordered path, so once it is
-        # here every chunk this node will ever get has been stepped (also true after a restart).
-        if self.end is not None and not self.done:
+        # Done once every chunk up to capture's end marker has been stepped (after a restart, the ones
+        # capture sends again come after the marker).
+        if self.end is not None and not self.done and self.next_index > self.end.last_index:
             self.done = True
             self.io.publish(m.FrontendDone(self.end.last_index, self.end.t_end_ns))
 
     def tick(self) -> float | None:
         if self.done and self.end is not None:
             self.io.publish(m.FrontendDone(self.end.last_index, self.end.t_end_ns))  # for a restarted speech node
-        return 0.5
+            return 0.5
+        if self._missing():
+            if self.gap_since is not None and time.monotonic() - self.gap_since > GAP_GIVE_UP_S:
+                self._give_up_gap()
+            else:
+                self._drain()  # asks capture again when it is time
+        return 0.25
 
     def stats(self) -> dict:
         rtf = self.compute_ns_total / self.audio_ns_total if self.audio_ns_total else 0.0
         return {"chunks": self.chunks, "rtf": round(rtf, 4)}
 
     def close(self) -> None:
+        if self.judge is not None:
+            self.judge.close()
         if self.frontend is not None:
             self.frontend.close()
+        if self.stop:  # the session is over (a crash keeps the files for the restart)
+            self.files.remove()

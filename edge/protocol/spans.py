@@ -64,6 +64,14 @@ class DelegateParser:
         self.opened_ns = 0
         self.buf = bytearray()
 
+    def get_state(self) -> dict:
+        """What a restarted frontend needs to go on mid-span (edge/frontend/venus/chunk_loop.py export_state)."""
+        return {"state": self.state, "turn_used": self.turn_used, "opened_ns": self.opened_ns, "buf": bytes(self.buf)}
+
+    def set_state(self, st: dict) -> None:
+        self.state, self.turn_used, self.opened_ns = st["state"], st["turn_used"], st["opened_ns"]
+        self.buf = bytearray(st["buf"])
+
     def _void(self, why: str) -> Step:
         self.state, self.buf = self.VOID, bytearray()
         return Step(voided=f"{why}; the rest of the turn is not spoken")

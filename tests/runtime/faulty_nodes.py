@@ -24,3 +24,12 @@ class HangOnceFrontend(FrontendNode):
         if not self.restore and env.msg.TYPE == "audio_chunk" and env.msg.index == 2:
             time.sleep(3600)
         super().on_message(env)
+
+
+class CrashOnceFrontend(FrontendNode):
+    """Raises at chunk 3 in its first life (a crash); restarted, it picks up where its step files left it."""
+
+    def on_message(self, env) -> None:
+        if not self.restore.get("gen") and env.msg.TYPE == "audio_chunk" and env.msg.index == 3:
+            raise RuntimeError("the frontend fails at chunk 3 (a test)")
+        super().on_message(env)

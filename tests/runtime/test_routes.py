@@ -150,6 +150,17 @@ def harness_session(d: Path) -> Path:
     return Path(cfg.journal)
 
 
+def restart_session(d: Path) -> Path:
+    """Virtual clock: the frontend fails at chunk 3 and is restarted; it asks capture for what it lost."""
+    sf.write(str(d / "in.wav"), np.zeros(RATE * 6, np.float32), RATE)
+    (d / "script.txt").write_text("1 speak Hello there.\n")
+    cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "c.journal"), realtime=False,
+                        frontend=f"scripted:{d / 'script.txt'}", voice="null")
+    report = run_session(cfg, inprocess=True, node_classes={"frontend": "faulty_nodes:CrashOnceFrontend"})
+    assert report.ok and report.restarts["frontend"] == 1, report.reason
+    return Path(cfg.journal)
+
+
 def failed_start(d: Path) -> None:
     """A microphone that is not there: capture reports it cannot start."""
     cfg = SessionConfig(mic="7", speaker="null", frontend="null", voice="null")
@@ -195,8 +206,10 @@ def traffic(tmp_path_factory) -> tuple[Traffic, list[Journal]]:
         mp.setattr(Supervisor, "_publish", watch_supervisor(Supervisor._publish))
         for cls in node_classes().values():
             mp.setattr(cls, "on_message", watch_node(cls))
+        mp.syspath_prepend(str(Path(__file__).parent))  # the failing frontend of the restart session
         journals = [Journal(duplex_session(tmp_path_factory.mktemp("duplex"))),
-                    Journal(harness_session(tmp_path_factory.mktemp("harness")))]
+                    Journal(harness_session(tmp_path_factory.mktemp("harness"))),
+                    Journal(restart_session(tmp_path_factory.mktemp("restart")))]
         failed_start(tmp_path_factory.mktemp("nomic"))
     return {"sent": dict(sent), "got": dict(got)}, journals
 

@@ -7,7 +7,8 @@ the reply goes out a sentence per chunk, the first one as soon as it is
 whole. Speech over the assistant's reply is heard here (its own VAD and
 transcript) and decided at the chunk boundary by the barge-in judge it is
 handed (edge/bargein): a backchannel lets the reply go on, an interruption
-drops it. Harness results are spoken at an idle listen boundary.
+drops it. Harness results are spoken at an idle listen boundary. A restarted
+frontend gets its chat history back (`resume`) and prefills it again.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import collections
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -272,6 +275,36 @@ class DefaultFrontend(Frontend):
         self.warm = False
         self.spoken_words.extend(barge_in.words(text))
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
+
+    # --- a restart ------------------------------------------------------------------------------
+    def checkpoint(self) -> dict[str, Any]:
+        """The conversation in words: the history, what an unfinished reply has said, results not yet spoken.
+
+        Not the user's words still being spoken: a restart hears the chunks it had not decided, not earlier ones.
+        """
+        said = ""
+        if self.reply is not None:  # the words handed out so far; the rest of the reply is not taken up again
+            r = self.reply
+            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.spoken_upto].strip()
+        return {"history": [list(turn) for turn in self.history], "said": said,
+                "results": [[r.id, r.text] for r in self.results], "seen_results": sorted(self.seen_results),
+                "spoken_words": list(self.spoken_words)}
+
+    def resume(self, folder: Path, state: dict[str, Any]) -> dict[str, Any]:
+        """After a restart: the history (an unfinished reply as far as it was said) and the prompt prefilled."""
+        if not state:
+            return {}
+        self.history = [(role, text) for role, text in state["history"]]
+        if state.get("said"):
+            self.history.append(("assistant", state["said"]))
+        self.results = collections.deque(ResultToSay(rid, text) for rid, text in state["results"])
+        self.seen_results = set(state["seen_results"])
+        self.spoken_words.extend(state["spoken_words"])
+        t0 = time.perf_counter()
+        self._warm_up()
+        users = [text for role, text in self.history if role == "user"]
+        return {"history_turns": len(self.history), "last_user": users[-1] if users else "",
+                "prefill_ms": round((time.perf_counter() - t0) * 1e3, 1)}
 
     # --- the rest of the interface ---------------------------------------------------------------
     def deliver(self, result: ResultToSay) -> None:

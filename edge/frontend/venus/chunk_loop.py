@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import collections
+import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
@@ -331,3 +332,29 @@ class ChunkLoop:
     def state(self) -> dict:
         return {"n_past": self.llm.n_past, "in_turn": self.in_turn, "slides": self.kv.slides,
                 "max_past": self.kv.max_seen, "pending": len(self.pending), "awaiting": len(self.awaiting)}
+
+    # --- a restart (the frontend rebuilds the KV cache itself, see context_log.py) ------------------
+    def export_state(self) -> dict:
+        """Everything but the cache that the next chunk depends on: the turn, results, spans, the window."""
+        return {"in_turn": self.in_turn, "turn_tokens": self.turn_tokens, "output_from": self.output_from,
+                "pending": [dataclasses.asdict(w) for w in self.pending],
+                "awaiting": [dataclasses.asdict(w) for w in self.awaiting],
+                "seen_results": sorted(self.seen_results), "spoken_work": sorted(self.spoken_work),
+                "turn_work": self.turn_work, "speaking_backend": self.speaking_backend,
+                "parser": self.parser.get_state(), "recent": list(self.sampler.window),
+                "text": list(self.text_decoder.getstate()), "units": list(self.kv.units), "keep": self.kv.keep,
+                "slides": self.kv.slides, "max_past": self.kv.max_seen}
+
+    def import_state(self, st: dict) -> None:
+        """The inverse of `export_state`, once the cache holds the same positions again."""
+        self.in_turn, self.turn_tokens, self.output_from = st["in_turn"], st["turn_tokens"], st["output_from"]
+        self.pending = [Waiting(**w) for w in st["pending"]]
+        self.awaiting = collections.deque(Waiting(**w) for w in st["awaiting"])
+        self.seen_results, self.spoken_work = set(st["seen_results"]), set(st["spoken_work"])
+        self.turn_work, self.speaking_backend = st["turn_work"], st["speaking_backend"]
+        self.parser.set_state(st["parser"])
+        for tok in st["recent"]:
+            self.sampler.remember(tok)
+        self.text_decoder.setstate((bytes(st["text"][0]), int(st["text"][1])))
+        self.kv.units = collections.deque(st["units"])
+        self.kv.keep, self.kv.slides, self.kv.max_seen = st["keep"], st["slides"], st["max_past"]

@@ -8,19 +8,23 @@ hidden states (ChunkOutput.speech) for the Venus voice; delegate spans go to
 the harness; harness results are prefilled at the next idle listen boundary.
 The model may yield to a user talking over it by itself; when the barge-in
 judge decides the user took the floor and the model went on, `yield_turn`
-ends its turn in the chunk loop.
+ends its turn in the chunk loop. The chunk loop drives the model through a
+context log (context_log.py), which a restarted frontend replays to rebuild
+the KV cache.
 """
 from __future__ import annotations
 
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay, SpeechStates
 from edge.bundle.reader import Bundle, bundle_dir, open_bundle
 from edge.frontend.venus.chunk_loop import ChunkLoop
+from edge.frontend.venus.context_log import ContextLog
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
 from edge.backends.llama import LlamaModel
 from edge.backends.onnx import open_graph
@@ -61,7 +65,8 @@ class VenusFrontend(Frontend):
                                         settings.max_slices or vf.max_slices, vf.max_side)
         self.slice_rows = 0  # embeddings per vision slice (the resampler's queries), measured at warm-up
         self._warm_up()
-        self.loop = ChunkLoop(self.llm, settings)
+        self.context = ContextLog(self.llm)
+        self.loop = ChunkLoop(self.context, settings)
         log.info("venus: %s bundle, LLM %s, encoders %s, context %d, KV %s", b.variant, b.llm_precision,
                  b.graph_precision, self.llm.n_ctx, self.llm.kv_type)
         self._llm_told = False
@@ -116,6 +121,21 @@ class VenusFrontend(Frontend):
 
     def yield_turn(self) -> None:
         self.loop.yield_turn()
+
+    def resume(self, folder: Path, state: dict[str, Any]) -> dict[str, Any]:
+        """Keep the context in `folder`; after a restart, prefill it again and take up the turn where it was.
+
+        The audio encoder's streaming cache starts afresh (as after its own periodic reset)."""
+        t0 = time.perf_counter()
+        replayed = self.context.keep(folder, state.get("context") or {})
+        if not replayed:
+            return {}
+        self.loop.import_state(state["loop"])
+        return {"n_past": self.llm.n_past, "prefilled": replayed, "in_turn": self.loop.in_turn,
+                "prefill_ms": round((time.perf_counter() - t0) * 1e3, 1)}
+
+    def checkpoint(self) -> dict[str, Any]:
+        return {"context": self.context.checkpoint(), "loop": self.loop.export_state()}
 
     def close(self) -> None:
         self.llm.close()
