@@ -9,11 +9,11 @@ kept frame block by block (kernels/block_match). From the prediction:
 - p99      = the 99th percentile of block residuals: a few blocks that changed a lot
 - changed  = the fraction of blocks whose residual exceeds `changed_block`
 
-the gate decides: an **anchor** (a new scene, the new reference) on the first frame, when the
-cost reaches `anchor_at`, or after `key_interval` frames since the last anchor; **keep** when the
-cost reaches `drop_below`, when p99 exceeds `local_p99` or `changed` exceeds `changed_fraction`
-(local-change protection), or after `max_drops` drops in a row; otherwise **drop**. A kept
-frame becomes the reference for the next one.
+the gate decides: an **anchor** (a new scene) on the first frame or when the cost reaches
+`anchor_at`; **keep** when the cost reaches `drop_below`, when p99 exceeds `local_p99` or
+`changed` exceeds `changed_fraction` (local-change protection), or after `max_drops` drops in a
+row; otherwise **drop**. A kept frame becomes the reference for the next one, and the first one
+kept `key_interval` frames after the last anchor is marked an anchor itself.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class GateSettings:
     changed_block: float = 0.10   # a block with a residual above this counts as changed
     changed_fraction: float = 0.30
     max_drops: int = 4            # never drop more than this many frames in a row
-    key_interval: int = 32        # frames after an anchor before the next is forced
+    key_interval: int = 32        # frames after an anchor before a kept frame becomes the next one
     lighting: bool = True         # match brightness and contrast to the reference first
 
     def check(self) -> None:
@@ -91,12 +91,25 @@ def to_gray(frame: np.ndarray, size: int) -> np.ndarray:
     return cv2.resize(gray, (size, size), interpolation=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR)
 
 
+def mean_std(gray: np.ndarray) -> tuple[float, float]:
+    try:
+        import cv2
+    except ImportError:
+        return float(gray.mean()), float(gray.std())
+    m, sd = cv2.meanStdDev(gray)
+    return float(m[0, 0]), float(sd[0, 0])
+
+
 def match_lighting(cur: np.ndarray, ref_mean: float, ref_std: float) -> np.ndarray:
     """`cur` with the reference's mean and contrast (gain kept within 1/3..3 so noise is not blown up)."""
-    mean, std = float(cur.mean()), float(cur.std())
+    mean, std = mean_std(cur)
     gain = min(3.0, max(1 / 3, ref_std / std)) if std > 1.0 else 1.0
-    out = (cur.astype(np.float32) - mean) * gain + ref_mean
-    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+    table = np.clip((np.arange(256, dtype=np.float64) - mean) * gain + ref_mean + 0.5, 0, 255).astype(np.uint8)
+    try:
+        import cv2
+    except ImportError:
+        return table[cur]
+    return cv2.LUT(cur, table)
 
 
 class Gate:
@@ -131,18 +144,19 @@ class Gate:
         self._since_anchor += 1
         if cost >= s.anchor_at:
             return self._take(cur, Decision("anchor", "cost", cost, p99, changed))
-        if self._since_anchor >= s.key_interval:
-            return self._take(cur, Decision("anchor", "key-interval", cost, p99, changed))
         for reason, hit in (("cost", cost >= s.drop_below), ("local", p99 > s.local_p99),
                             ("changed", changed > s.changed_fraction), ("drops", self._drops >= s.max_drops)):
             if hit:
-                return self._take(cur, Decision("keep", reason, cost, p99, changed))
+                # A kept frame long after the last anchor becomes one: the refresh costs no extra frame.
+                kind = "anchor" if self._since_anchor >= s.key_interval else "keep"
+                return self._take(cur, Decision(kind, "key-interval" if kind == "anchor" else reason, cost, p99,
+                                                changed))
         self._drops += 1
         return Decision("drop", "static", cost, p99, changed)
 
     def _take(self, gray: np.ndarray, decision: Decision) -> Decision:
         self._ref = gray
-        self._ref_stats = (float(gray.mean()), float(gray.std()))
+        self._ref_stats = mean_std(gray)
         self._drops = 0
         if decision.kind == "anchor":
             self._since_anchor = 0
