@@ -62,7 +62,9 @@ pip_packages() {
   quiet "$VENV/bin/pip" install -q "torch==2.13.0"
   quiet "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,export,quant,dev]"
   # These declare torch/torchaudio stacks they do not need at run time: install the files only.
-  quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1"
+  # rapidocr-onnxruntime names opencv-python and onnxruntime (CPU) as requirements; ours are headless/gpu.
+  quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1" \
+    "rapidocr-onnxruntime==1.4.4"
   echo "$want" > "$stamp"
 }
 

@@ -32,6 +32,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "edge.capture": ("edge.nodes", "edge.harness", "edge.frontend", "edge.speech", "edge.bench", "export", "quant"),
     "edge.harness": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.bench", "export", "quant"),
     "edge.bargein": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
+    # Memory: the gate (kernels) and the detectors/backends below it, nothing above.
+    "edge.memory": ("edge.nodes", "edge.graph", "edge.wire", "edge.messages", "edge.frontend", "edge.speech",
+                    "edge.capture", "edge.harness", "edge.bargein", "edge.bundle", "edge.timeline",
+                    "edge.observe", "edge.bench", "edge.session", "edge.settings", "edge.cli", "export", "quant"),
     "edge.nodes": ("edge.bench", "export", "quant"),
     # The observer reads the bus and the supervisor: messages, wire, timeline, graph and nothing of the models.
     "edge.observe": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",

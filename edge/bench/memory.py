@@ -1,0 +1,124 @@
+"""Long-video memory on a generated hour: what the gate keeps, what it costs, and whether questions find it.
+
+The video (edge/bench/memory_video.py) runs at 1 fps through the gate; kept frames are described
+by the embedded default's text reader (PP-OCRv4) and archived with their audio; then questions
+about what was on screen when are retrieved (top 5, near repeats discounted) and answered.
+Times are CPU seconds of this process (one core). The gate's NumPy reference runs on a sample
+of the same frames as the baseline for the kernel's speed.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from edge.bench.memory_video import Video, questions
+from edge.memory.answer import answer
+from edge.memory.archive import Archive
+from edge.memory.retrieve import description_similarity, select, text_scores
+from edge.memory.settings import MemorySettings
+from kernels.block_match import backend, match_reference
+from kernels.gate import Gate
+
+
+def run(minutes: float, seed: int, scene_s: tuple[int, int], root: Path, budget_mb: float,
+        baseline_frames: int, out=sys.stdout) -> dict:
+    seconds = int(minutes * 60)
+    video = Video(seconds, seed, scene_s)
+    try:
+        from edge.memory.describe import TextReader
+        reader = TextReader()
+    except ValueError as e:
+        raise SystemExit(f"venus-edge bench memory: {e}")
+    archive = Archive(MemorySettings(root, budget_mb=budget_mb, keep_s=0))
+    gate = Gate()
+    gate_s, kinds, frames = [], [], []
+    keep_every = max(1, seconds // max(1, baseline_frames))
+    for t in range(seconds):
+        frame = video.frame(t)
+        start = time.process_time()
+        decision = gate.step(frame)
+        gate_s.append(time.process_time() - start)
+        kinds.append(decision.kind)
+        if t % keep_every == 0 and len(frames) < baseline_frames:
+            frames.append(frame)
+        if decision.kept:
+            archive.add(float(t), frame, decision.kind, reader(frame))
+        archive.add_audio(float(t), video.audio(t))
+    # The baseline: the same gate with the NumPy reference matcher, on a sample of the frames.
+    ref_gate, ref_s = Gate(matcher=match_reference), []
+    for f in frames:
+        start = time.process_time()
+        ref_gate.step(f)
+        ref_s.append(time.process_time() - start)
+
+    truth = video.truth
+    kept = [k != "drop" for k in kinds]
+    static = [i for i, s in enumerate(truth) if s.static]
+    changes = [i for i, s in enumerate(truth) if s.new_scene]
+    missed = [truth[i].t for i in changes if not kept[i]]
+    qs = questions(video, now=float(seconds), margin_s=min(40, scene_s[0] // 3))
+    entries = archive.entries()
+    similar = description_similarity(entries)
+    found = right = 0
+    for q, word, scene in qs:
+        picks = select(entries, text_scores(q, entries, now=float(seconds)), similar, k=5)
+        found += any(video.scene_at(int(p.entry.t)) == scene for p in picks)
+        said = answer(q, picks)
+        right += word.lower() in said.lower()
+        if word.lower() not in said.lower():
+            print(f"  wrong: {q} -> {said} (shown: {word})", file=out)
+    hours = seconds / 3600
+    gate_ms = 1e3 * statistics.mean(gate_s)
+    result = {
+        "kept": 100 * sum(kept) / seconds, "static_kept": 100 * sum(kept[i] for i in static) / max(1, len(static)),
+        "changes": len(changes), "missed": missed, "mb_per_hour": archive.bytes / 1e6 / hours,
+        "gate_ms": gate_ms, "gate_p95_ms": 1e3 * float(np.percentile(gate_s, 95)),
+        "reference_ms": 1e3 * statistics.mean(ref_s) if ref_s else float("nan"),
+        "ocr_s": reader.seconds, "ocr_frames": reader.frames,
+        "recall": 100 * found / max(1, len(qs)), "answer": 100 * right / max(1, len(qs)), "questions": len(qs),
+    }
+    print(f"video: {seconds} s at 1 fps, {len(video.scenes)} scenes, {len(static)} static seconds; "
+          f"matcher: {backend()}", file=out)
+    print(f"gate: kept {sum(kept)} frames ({result['kept']:.1f}%), {result['static_kept']:.1f}% of static seconds, "
+          f"{len(changes) - len(missed)}/{len(changes)} scene changes kept"
+          + (f" (missed at {missed})" if missed else ""), file=out)
+    print(f"gate: {gate_ms:.2f} ms/frame mean, {result['gate_p95_ms']:.2f} ms p95 (CPU, one core); NumPy reference "
+          f"{result['reference_ms']:.1f} ms/frame on {len(ref_s)} of the frames: "
+          f"{result['reference_ms'] / gate_ms:.0f}x", file=out)
+    print(f"text reader (PP-OCRv4, kept frames only): {reader.frames} frames, "
+          f"{1e3 * reader.seconds / max(1, reader.frames):.0f} ms/frame, {reader.seconds:.0f} s in all", file=out)
+    print(f"archive: {len(entries)} entries, {archive.bytes / 1e6:.1f} MB ({result['mb_per_hour']:.1f} MB/hour "
+          f"with 16 kHz audio around kept frames)", file=out)
+    print(f"memory: kept {result['kept']:.0f}% ({result['mb_per_hour']:.0f} MB/hour), gate {gate_ms:.2f} ms/frame, "
+          f"recall@5 {result['recall']:.0f}% over {len(qs)} questions, answer {result['answer']:.0f}% (embedded)",
+          file=out)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge bench memory", description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=60.0, help="length of the generated video (default 60)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generated video (default 0)")
+    p.add_argument("--scene-seconds", type=int, nargs=2, default=(60, 240), metavar=("MIN", "MAX"),
+                   help="scene length range in seconds (default 60 240)")
+    p.add_argument("--budget-mb", type=float, default=512.0, help="the archive's disk budget (default 512)")
+    p.add_argument("--baseline-frames", type=int, default=20,
+                   help="frames the NumPy reference gate times as the baseline (default 20)")
+    p.add_argument("--dir", type=Path, help="keep the archive in this folder (default: a temporary one)")
+    a = p.parse_args(argv)
+    if a.minutes <= 0 or a.scene_seconds[0] < 5 or a.scene_seconds[1] < a.scene_seconds[0]:
+        print("venus-edge bench memory: --minutes must be positive and --scene-seconds MIN >= 5, MAX >= MIN.",
+              file=sys.stderr)
+        return 2
+    if a.dir:
+        run(a.minutes, a.seed, tuple(a.scene_seconds), a.dir, a.budget_mb, a.baseline_frames)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            run(a.minutes, a.seed, tuple(a.scene_seconds), Path(tmp), a.budget_mb, a.baseline_frames)
+    return 0
