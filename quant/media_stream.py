@@ -16,6 +16,7 @@ import numpy as np
 
 from edge.backends.onnx import OnnxGraph
 from edge.bundle.runtime import RuntimeConfig, read_runtime
+from edge.bundle.settings import VenusSettings
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkRecord, ChunkStream, Segment
@@ -72,13 +73,15 @@ def audio_encoder(graph: Path, config: dict, threads: int = 1, record: list | No
     return AudioEncoder(run, run.input_shapes, facts)
 
 
-def vision_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None) -> VisionEncoder:
-    """The runtime's vision encoder (every slice of a frame) over `graph`."""
+def vision_encoder(graph: Path, config: dict, threads: int = 1, record: list | None = None,
+                   max_slices: int | None = VenusSettings.max_slices) -> VisionEncoder:
+    """The runtime's vision encoder over `graph`, slicing a frame as the Venus frontend does by default
+    (`max_slices` None: the checkpoint's own limit)."""
     vf = _facts(config).vision
     if vf is None:
         raise ValueError("the runtime section has no vision facts, so frames cannot be sliced")
-    return VisionEncoder(_runner(graph, threads, record), vf.scale_resolution, vf.patch_size, vf.max_slices,
-                         vf.max_side)
+    return VisionEncoder(_runner(graph, threads, record), vf.scale_resolution, vf.patch_size,
+                         max_slices or vf.max_slices, vf.max_side)
 
 
 def _not_embedded(stream: ChunkStream, why: str) -> ChunkStream:

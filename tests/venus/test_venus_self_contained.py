@@ -56,7 +56,8 @@ def test_the_bundle_runs_with_its_checkpoints_settings_after_the_checkpoint_is_g
 def test_slicing_comes_from_the_manifest(omni_bundle):
     b = open_bundle(omni_bundle)
     assert b.runtime.vision == VisionFacts(scale_resolution=448, patch_size=14, max_slices=9, max_side=980)
-    frontend = VenusFrontend(omni_bundle, VenusSettings.from_dict(BASE))
+    # max_slices None: the checkpoint's own limit, from the manifest (the default streams one slice, as the reference)
+    frontend = VenusFrontend(omni_bundle, VenusSettings.from_dict({**BASE, "max_slices": None}))
     try:
         v = frontend.vision
         assert (v.scale, v.patch, v.max_slices, v.max_side) == (448, 14, 9, 980)
