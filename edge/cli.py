@@ -101,7 +101,7 @@ def run(argv: list[str]) -> int:
         print(list_devices())
         return 0
     from edge.capture.audio import mic_is_file
-    from edge.session import ALL_NODES, SessionConfig, SettingsError, make_supervisor
+    from edge.session import SessionConfig, SettingsError, make_supervisor, nodes_for
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
 
@@ -147,11 +147,11 @@ def run(argv: list[str]) -> int:
                         context=args.context, kv_type=args.kv_type,
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
-    if args.camera is not None and not frontend.startswith("bundle"):
-        print("venus-edge: frames are captured and journaled, but understanding them needs an Omni bundle "
-              "(--bundle DIR); the embedded default hears only audio.", file=sys.stderr)
+    if args.camera is not None and not frontend.startswith("bundle") and frontend != "default":
+        print("venus-edge: frames are captured and journaled, but this frontend does not see them; the embedded "
+              "default reads text in them, an Omni bundle (--bundle DIR) sees them.", file=sys.stderr)
     try:
-        supervisor = make_supervisor(cfg, ALL_NODES, inprocess=args.inprocess, virtual_clock=not cfg.realtime,
+        supervisor = make_supervisor(cfg, nodes_for(cfg), inprocess=args.inprocess, virtual_clock=not cfg.realtime,
                                      settings=SupervisorSettings(max_session_s=args.max_seconds))
     except SettingsError as exc:
         print(f"venus-edge: {exc}", file=sys.stderr)

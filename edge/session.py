@@ -10,13 +10,22 @@ from edge.settings import SessionConfig, SettingsError, node_settings
 
 ALL_NODES = ["recorder", "capture", "frontend", "speech", "harness"]
 
-__all__ = ["ALL_NODES", "SessionConfig", "SettingsError", "make_supervisor", "run_session"]
+__all__ = ["ALL_NODES", "SessionConfig", "SettingsError", "make_supervisor", "nodes_for", "run_session"]
+
+
+def nodes_for(cfg: SessionConfig) -> list[str]:
+    """The session's nodes: all of them, and the vision node when the embedded default has a camera to read
+    (a bundle sees the frames itself; `vision: true` in the options adds it to any frontend)."""
+    wanted = cfg.extra.get("vision")
+    sees = cfg.camera is not None and cfg.video_fps > 0 and (cfg.frontend == "default" if wanted is None
+                                                              else bool(wanted))
+    return [*ALL_NODES, "vision"] if sees else list(ALL_NODES)
 
 
 def run_session(cfg: SessionConfig, *, inprocess: bool = False, nodes: list[str] | None = None,
                 settings: SupervisorSettings | None = None, node_classes: dict[str, str] | None = None
                 ) -> SessionReport:
-    sup = make_supervisor(cfg, nodes or ALL_NODES, inprocess=inprocess, virtual_clock=not cfg.realtime,
+    sup = make_supervisor(cfg, nodes or nodes_for(cfg), inprocess=inprocess, virtual_clock=not cfg.realtime,
                           settings=settings, node_classes=node_classes)
     return sup.run()
 

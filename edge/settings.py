@@ -172,6 +172,7 @@ class FrontendSettings:
     barge_in: bool
     models: dict
     frontend_busy_s: float = 60.0  # one step runs models and sends no heartbeat meanwhile; a loaded CPU is slow
+    sees: bool = False  # a vision node describes the frames: on the virtual clock a chunk waits for its frames' descriptions
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,15 @@ class HarnessSettings:
 
 
 @dataclass(frozen=True)
+class VisionSettings:
+    threads: int
+    realtime: bool
+    memory_dir: str  # the memory archive's folder (next to the journal unless set)
+    memory_mb: float = 512.0  # its disk budget; the oldest frames go first
+    stale_s: float = 1.5  # real time: a frame that waited longer than this is skipped for a newer one
+
+
+@dataclass(frozen=True)
 class RecorderSettings:
     journal: str | None
     session: dict  # the flat session configuration, written into the journal header for replay
@@ -211,17 +221,29 @@ def _fill(cls: type, flat: Mapping[str, Any], **derived: Any) -> Any:
     return cls(**kwargs)
 
 
+def memory_dir(flat: Mapping[str, Any]) -> str:
+    """The memory archive's folder: `memory_dir` when set, else beside the journal (or a temporary folder)."""
+    if flat.get("memory_dir"):
+        return str(typed("memory_dir", flat["memory_dir"], str))
+    if flat.get("journal"):
+        return f"{flat['journal']}.memory"
+    import tempfile
+    return tempfile.mkdtemp(prefix="venus-memory-")
+
+
 def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
     """Each named node's settings, built once from the checked session configuration."""
+    names = list(names)
     cfg.check()
     flat = cfg.as_dict()
     duplex = duplex_settings(cfg)
     echo_reference = typed("echo_reference", flat.get("echo_reference", False), bool)  # tests: always publish it
     build: dict[str, Callable[[], Any]] = {
         "capture": lambda: _fill(CaptureSettings, flat, duplex=duplex),
-        "frontend": lambda: _fill(FrontendSettings, flat, models=flat),
+        "frontend": lambda: _fill(FrontendSettings, flat, models=flat, sees="vision" in names),
         "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
         "harness": lambda: _fill(HarnessSettings, flat),
         "recorder": lambda: _fill(RecorderSettings, flat, session=flat),
+        "vision": lambda: _fill(VisionSettings, flat, memory_dir=memory_dir(flat)),
     }
     return {n: build[n]() for n in names if n in build}

@@ -131,6 +131,10 @@ class Frontend(ABC):
     def yield_turn(self) -> None:
         """The user barged in: end the turn now so the next chunk may listen (see the class)."""
 
+    def see(self, t_ns: int, description: str) -> None:
+        """The newest scene description from the vision node (frame time `t_ns`, e.g. "text: EXIT"); a frontend
+        that cannot see frames itself puts it in its context. By default ignored (a bundle sees the frames)."""
+
     def resume(self, folder: Path, state: dict[str, Any]) -> dict[str, Any]:
         """Called once before the first chunk. `folder` is private to this session and outlives the process:
         keep there what a checkpoint is too big to carry. `state` is the last `checkpoint()` of an earlier life

@@ -7,6 +7,7 @@
       "skills": "skills/",
       "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]}],
       "multimodal": {"transcriber": "embedded" | "module:factory"},
+      "memory": "PATH",                            # the vision node's memory archive (JOURNAL.memory)
       "max_running": 8, "ttl_s": 600, ...           # HarnessSettings
     }
 """
@@ -23,6 +24,7 @@ from edge.harness.chat import build_chat
 from edge.harness.core import Harness
 from edge.harness.general import GeneralCapability
 from edge.harness.mcp_tools import McpHub
+from edge.harness.memory import MemoryCapability
 from edge.harness.multimodal import MultimodalCapability, embedded_transcriber, load_factory
 from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
 from edge.harness.settings import HarnessSettings
@@ -76,6 +78,12 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
                                               timeout_s=settings.timeouts.get("multimodal", 60.0)))
         except Exception as exc:  # noqa: BLE001  (a missing model: the rest of the harness still works)
             problems.append(f"the multimodal capability is off: {exc}")
+    if cfg.get("memory"):
+        if not isinstance(cfg["memory"], str):
+            problems.append(f"the memory capability is off: 'memory' must be the archive's folder, "
+                            f"not {cfg['memory']!r}")
+        else:
+            registry.add(MemoryCapability(cfg["memory"], settings.timeouts.get("memory", 10.0)))
     if cfg.get("skills"):
         skills, skill_problems = load_skills(cfg["skills"], settings.default_timeout_s)
         problems += skill_problems

@@ -33,7 +33,7 @@ class HarnessSettings:
         known = {f.name for f in fields(cls)}
         gate_known = {f.name for f in fields(GateSettings)}
         gate = GateSettings(**{k: v for k, v in dict(d.pop("gate", {}) or {}).items() if k in gate_known})
-        unknown = set(d) - known - {"dir", "router", "chat", "skills", "mcp", "multimodal", "general"}
+        unknown = set(d) - known - {"dir", "router", "chat", "skills", "mcp", "multimodal", "general", "memory"}
         if unknown:
             raise ValueError(f"unknown harness setting(s) {', '.join(sorted(unknown))}; known: "
                              f"{', '.join(sorted(known))}")

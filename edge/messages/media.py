@@ -17,15 +17,15 @@ def _pcm(n_samples: int, payload: list[bytes]) -> str | None:
         return f"payload frame 0 holds {have} bytes, not the {2 * n_samples} of {n_samples} 16-bit samples"
     return None
 
-__all__ = ["AudioChunk", "VideoFrame", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
+__all__ = ["AudioChunk", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
            "ResentChunk"]
 
 
 @message
 class AudioChunk(Message):
-    """capture -> frontend (the chunk loop), harness (its evidence ring): one chunk of 16 kHz mono PCM s16le."""
+    """capture -> frontend (the chunk loop), harness (its evidence ring), vision (memory's audio): one chunk of 16 kHz mono PCM s16le."""
 
-    TYPE = "audio_chunk"; TOPIC = "media.audio"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness")
+    TYPE = "audio_chunk"; TOPIC = "media.audio"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness", "vision")
     index: int
     """The chunk's number, from 0."""
     t_start_ns: int
@@ -47,9 +47,9 @@ class AudioChunk(Message):
 
 @message
 class VideoFrame(Message):
-    """capture -> frontend, harness (its evidence ring): one RGB frame, raw rgb24 or jpeg in payload[0]."""
+    """capture -> frontend, harness (its evidence ring), vision (scene descriptions, memory): one RGB frame, raw rgb24 or jpeg in payload[0]."""
 
-    TYPE = "video_frame"; TOPIC = "media.video"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness")
+    TYPE = "video_frame"; TOPIC = "media.video"; SENDERS = ("capture",); RECEIVERS = ("frontend", "harness", "vision")
     index: int
     """The frame's number, from 0."""
     t_ns: int
@@ -76,6 +76,34 @@ class VideoFrame(Message):
                 return "payload frame 0 is not a JPEG image"
         else:
             return f"encoding {self.encoding!r} is neither rgb24 nor jpeg"
+        return None
+
+
+@message
+class SceneDescription(Message):
+    """vision -> frontend: what the newest sampled frame shows, read off the chunk loop (text read by OCR).
+
+    One per frame the vision node looked at: a frame the memory gate dropped as a repeat carries the
+    description of the scene it repeats, so the frontend always knows how far vision has caught up.
+    """
+
+    TYPE = "scene_description"; TOPIC = "media.scene"; SENDERS = ("vision",); RECEIVERS = ("frontend",)
+    frame_index: int
+    """The VideoFrame this describes."""
+    t_ns: int
+    """Session time the frame shows."""
+    text: str
+    """The description ("text: " and the words read, top to bottom), empty when the frame shows no text."""
+    t_described_ns: int
+    """Session time of the frame the description was read from (an earlier one when this frame repeats it)."""
+    kept: bool = False
+    """The memory gate kept this frame (it is in the archive, described)."""
+    read_ms: float = 0.0
+    """Wall time spent reading this frame (0 when the gate dropped it)."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.frame_index < 0 or self.t_ns < 0 or self.t_described_ns > self.t_ns:
+            return f"frame {self.frame_index} at {self.t_ns} ns is described from a later frame or before the session"
         return None
 
 

@@ -7,6 +7,7 @@ NODES: dict[str, str] = {
     "frontend": "edge.nodes.frontend:FrontendNode",
     "speech": "edge.nodes.speech:SpeechNode",
     "harness": "edge.nodes.harness:HarnessNode",
+    "vision": "edge.nodes.vision:VisionNode",
 }
 
 # Nodes whose `Finished` ends a file session; the others are stopped after them.

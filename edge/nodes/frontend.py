@@ -28,6 +28,7 @@ from kernels.resample import pcm16_to_float
 log = logging.getLogger("edge.frontend")
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
+SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without
 
 
 @dataclass
@@ -67,6 +68,8 @@ class FrontendNode(Node):
         self.gen = 0  # steps written to the step files
         self.saved = self.files.newest() if restore else None
         self.restored: dict | None = None  # what a restart rebuilt, for the first decision's journal record
+        self.described_ns = -1  # the newest frame time the vision node has described
+        self.sight_since: float | None = None  # when the next chunk started waiting for descriptions
 
     def setup(self) -> None:
         # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
@@ -139,6 +142,12 @@ class FrontendNode(Node):
             img = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3) if env.payload else None
             if img is not None:
                 self.frames.append(Frame(msg.t_ns, img))
+        elif isinstance(msg, m.SceneDescription):
+            assert self.frontend is not None
+            if msg.t_ns > self.described_ns:
+                self.described_ns = msg.t_ns
+                self.frontend.see(msg.t_described_ns, msg.text)
+            self._drain()
         elif isinstance(msg, m.PlaybackState):
             self.playback_active = msg.active
         elif isinstance(msg, m.PlaybackAck):
@@ -167,6 +176,8 @@ class FrontendNode(Node):
 
     def _drain(self) -> None:
         while self.next_index in self.held:
+            if self._waits_for_sight(self.held[self.next_index].msg):
+                return  # not a gap: vision is still reading the chunk's frames
             env = self.held.pop(self.next_index)
             self._step(env, env.msg)
         if self._missing():
@@ -175,6 +186,23 @@ class FrontendNode(Node):
                 self._ask_for_chunks()
         else:
             self.gap_since = self.asked_at = None
+
+    def _waits_for_sight(self, msg: m.AudioChunk | m.ResentChunk) -> bool:
+        """On the virtual clock with a vision node, a chunk is stepped once its frames are described, so the
+        answer to "what does this say?" does not depend on how fast the machine reads; in real time never."""
+        if not self.settings.sees or self.settings.models.get("realtime", True):
+            return False
+        if not any(self.described_ns < f.t_ns < msg.t_end_ns for f in self.frames):
+            self.sight_since = None
+            return False
+        self.sight_since = self.sight_since or time.monotonic()
+        if time.monotonic() - self.sight_since > SIGHT_WAIT_S:
+            log.warning("frontend: no scene description for %.0f s; chunk %d goes on without it",
+                        SIGHT_WAIT_S, msg.index)
+            self.described_ns = max(f.t_ns for f in self.frames if f.t_ns < msg.t_end_ns)
+            self.sight_since = None
+            return False
+        return True
 
     def _missing(self) -> bool:
         """A chunk before the next one present is missing (or the input ended and some were never stepped)."""
@@ -280,6 +308,9 @@ class FrontendNode(Node):
         if self.done and self.end is not None:
             self.io.publish(m.FrontendDone(self.end.last_index, self.end.t_end_ns))  # for a restarted speech node
             return 0.5
+        if self.sight_since is not None:
+            self._drain()  # waiting for vision: go on without it once it is overdue
+            return 0.25
         if self._missing():
             if self.gap_since is not None and time.monotonic() - self.gap_since > GAP_GIVE_UP_S:
                 self._give_up_gap()

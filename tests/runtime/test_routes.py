@@ -2,7 +2,7 @@
 
 Routes are declared once, on the message classes (SENDERS, RECEIVERS); a
 node's subscriptions are derived from them. Here real sessions (one on the
-virtual clock with echo, barge-in, a camera and interrupts; one in real
+virtual clock with echo, barge-in, a camera read by the vision node and interrupts; one in real
 time with delegated work; one whose microphone is missing) are watched at
 the sockets, and each node's code is read for what it handles.
 """
@@ -127,7 +127,7 @@ def duplex_session(d: Path) -> Path:
     cfg = SessionConfig(mic=str(d / "mic.wav"), camera=str(frames), speaker=str(d / "reply.wav"),
                         journal=str(d / "a.journal"), realtime=False, frontend=f"scripted:{d / 'script.txt'}",
                         voice="espeak", speaker_rate=16000, echo_cancel=True,
-                        room_echo={"delay_ms": 120.0, "gain_db": -6.0})
+                        room_echo={"delay_ms": 120.0, "gain_db": -6.0}, extra={"vision": True})
     assert run_session(cfg, inprocess=True, settings=SupervisorSettings(hang_s=120.0)).ok
     return Path(cfg.journal)
 

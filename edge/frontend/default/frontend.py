@@ -91,6 +91,7 @@ class DefaultFrontend(Frontend):
         # reference's listen-probability scale (a 0.5B model under-delegates questions about the present).
         self.delegate_bias = {self.llm.tokenize(protocol.OPEN)[0]: settings.delegate_bias}
         self.warm = False  # the KV cache already holds the prompt up to the next user turn
+        self.scene: tuple[int, str] | None = None  # the vision node's newest description: (frame time, text)
         self._warm_up()
 
     # --- the chunk loop --------------------------------------------------------------------
@@ -183,7 +184,7 @@ class DefaultFrontend(Frontend):
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
             self.reply.close()
-        self.history.append(("user", protocol.strip_protocol(text)))
+        self.history.append(("user", self._camera_line() + protocol.strip_protocol(text)))
         if len(self.history) > 2 * self.s.history_turns:
             # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
             # history must be prefilled again; doing it rarely keeps turns cheap.
@@ -194,6 +195,19 @@ class DefaultFrontend(Frontend):
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)
         self.reply_turn_end_ns = utt.last_voice_ns
+
+    def see(self, t_ns: int, description: str) -> None:
+        self.scene = (t_ns, description)
+
+    def _camera_line(self) -> str:
+        """What the camera shows now, before the user's words: the model cannot see, so it is told in words.
+
+        Only text read in the newest frame is worth a line; a frame with nothing read adds none.
+        """
+        if self.scene is None:
+            return ""
+        words = protocol.strip_protocol(self.scene[1].removeprefix("text:"))
+        return f"(The camera shows a sign or page that reads: {words}.)\n" if words else ""
 
     def _transcribe(self, utt: Utterance, out: ChunkOutput) -> str:
         t0 = time.perf_counter()
@@ -237,7 +251,7 @@ class DefaultFrontend(Frontend):
             return
         t0 = time.perf_counter()
         stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0]
-        self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{' '.join(words)}"))
+        self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{self._camera_line()}{' '.join(words)}"))
         self.warm = False  # the cache now ends inside a user turn
         out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
 

@@ -1,0 +1,79 @@
+"""The vision node: the embedded default's eyes, off the chunk loop.
+
+Each sampled camera frame goes through the memory gate (kernels/gate.py);
+a frame it keeps is read by OCR (edge/memory/describe.py) and stored in
+the archive with its seconds of audio (edge/memory/recorder.py). Every
+frame looked at gets a `SceneDescription`: the newest one is what the
+frontend puts in its context. In real time a frame that waited longer
+than `stale_s` (the node was busy reading) is skipped for a newer one; on
+the virtual clock every frame is read, and the frontend waits for it.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from edge import messages as m
+from edge.graph.node import Node, NodeIO
+from edge.memory.archive import Archive
+from edge.memory.describe import TextReader
+from edge.memory.recorder import Recorder
+from edge.memory.settings import MemorySettings
+from edge.settings import VisionSettings
+from edge.wire import Envelope
+from kernels.resample import pcm16_to_float
+
+log = logging.getLogger("edge.vision")
+
+
+class VisionNode(Node):
+    name = "vision"
+    settings_type = VisionSettings
+
+    def __init__(self, io: NodeIO, settings: VisionSettings, restore: dict) -> None:
+        super().__init__(io, settings, restore)
+        self.settings: VisionSettings = settings
+        self.recorder: Recorder | None = None
+        self.reader: TextReader | None = None
+        self.description = ""          # the newest kept frame's description
+        self.described_ns = 0          # ... and its frame time
+        self.frames = self.kept = self.skipped = 0
+        self.read_s = 0.0
+
+    def setup(self) -> None:
+        self.busy_s = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
+        self.reader = TextReader(threads=self.settings.threads)
+        archive = Archive(MemorySettings(root=self.settings.memory_dir, budget_mb=self.settings.memory_mb))
+        self.recorder = Recorder(archive, describe=self.reader)
+
+    def on_message(self, env: Envelope) -> None:
+        msg = env.msg
+        assert self.recorder is not None
+        if isinstance(msg, m.AudioChunk) and env.payload:
+            self.recorder.audio(msg.t_start_ns / 1e9, pcm16_to_float(env.payload[0]))
+        elif isinstance(msg, m.VideoFrame) and env.payload and msg.encoding == "rgb24":
+            late_s = (self.io.clock.now_ns() - msg.t_ns) / 1e9
+            if self.settings.realtime and late_s > self.settings.stale_s:
+                self.skipped += 1  # a newer frame is already waiting: read that one
+                return
+            rgb = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3)
+            self._look(msg, np.ascontiguousarray(rgb[:, :, ::-1]))  # the gate and OCR take BGR
+
+    def _look(self, msg: m.VideoFrame, bgr: np.ndarray) -> None:
+        assert self.recorder is not None
+        t0 = time.perf_counter()
+        decision = self.recorder.frame(msg.t_ns / 1e9, bgr)
+        spent = time.perf_counter() - t0
+        self.frames += 1
+        if decision.kept and self.recorder.last is not None:
+            self.kept += 1
+            self.read_s += spent
+            self.description, self.described_ns = self.recorder.last.description, msg.t_ns
+        self.io.publish(m.SceneDescription(msg.index, msg.t_ns, self.description, self.described_ns,
+                                           decision.kept, round(spent * 1e3, 1) if decision.kept else 0.0))
+
+    def stats(self) -> dict:
+        return {"frames": self.frames, "kept": self.kept, "skipped": self.skipped,
+                "read_ms_mean": round(self.read_s / self.kept * 1e3, 1) if self.kept else 0.0}
