@@ -139,6 +139,14 @@ def run(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
+        if args.journal is None:  # the sessions folder is this program's own: readable by its owner only
+            from edge.private_files import private_dir
+            try:
+                private_dir(Path(journal).parent, narrow=True)
+            except OSError as exc:
+                print(f"venus-edge: cannot create the sessions folder {Path(journal).parent} "
+                      f"({exc.strerror or exc}); choose a journal path with --journal", file=sys.stderr)
+                return 2
         prune_sessions(Path(journal).parent, keep, active=Path(journal))
     # The session's settings are built here once; SessionConfig holds every default (threads included).
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,

@@ -13,14 +13,24 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
-def private_dir(path: str | Path) -> Path:
-    """Create `path` (and missing parents) as 0700; an existing folder is narrowed to 0700 too."""
+def private_dir(path: str | Path, narrow: bool = False) -> Path:
+    """Create `path` and any missing parents as 0700 folders. An existing folder is left as it is (it may be
+    the user's own, like the current folder) unless `narrow`: a folder only this program fills."""
     p = Path(path)
-    p.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    try:
-        os.chmod(p, DIR_MODE)
-    except OSError:  # a folder we do not own (e.g. a shared mount): leave it, the files stay 0600
-        pass
+    missing = [d for d in (p, *p.parents) if not d.exists()]
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=DIR_MODE)
+            os.chmod(d, DIR_MODE)  # mkdir's mode is cut by the umask; the folder must still be 0700
+        except FileExistsError:  # made meanwhile by another process
+            pass
+    if narrow and not missing:
+        try:
+            os.chmod(p, DIR_MODE)
+        except OSError:  # a folder we do not own: leave it, the files in it stay 0600
+            pass
+    if not p.is_dir():
+        raise NotADirectoryError(f"{p} is not a folder")
     return p
 
 

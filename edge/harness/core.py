@@ -84,7 +84,7 @@ class Harness(ReturnSide):
             path = ""
             ev = self.ring.freeze(opened_ns)
             if self.evidence_dir is not None and (len(ev.audio) or ev.frames):
-                private_dir(self.evidence_dir)
+                private_dir(self.evidence_dir, narrow=True)
                 target = self.evidence_dir / evidence_name(work_id)
                 if not target.exists():
                     ev.save(target)
