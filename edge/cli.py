@@ -211,13 +211,14 @@ def replay_main(argv: list[str]) -> int:
     except (JournalError, RuntimeError, SettingsError, ValueError) as exc:
         print(f"venus-edge replay: {exc}", file=sys.stderr)
         return 2
+    from edge.timeline.printable import printable  # notes and differences quote session text
     for note in result.notes:
-        print(f"venus-edge replay: {note}", file=sys.stderr)
+        print(printable(f"venus-edge replay: {note}"), file=sys.stderr)
     if args.verify:
         if result.ok:
             print(f"replay matches the recording: {result.compared} messages compared ({result.journal})")
         else:
-            print(f"replay differs from the recording: {result.first_difference}")
+            print(printable(f"replay differs from the recording: {result.first_difference}"))
             return 1
     else:
         print(f"replayed into {result.journal}")
