@@ -139,6 +139,14 @@ def run(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
+        if args.journal is None:  # the sessions folder is this program's own: readable by its owner only
+            from edge.private_files import private_dir
+            try:
+                private_dir(Path(journal).parent, narrow=True)
+            except OSError as exc:
+                print(f"venus-edge: cannot create the sessions folder {Path(journal).parent} "
+                      f"({exc.strerror or exc}); choose a journal path with --journal", file=sys.stderr)
+                return 2
         prune_sessions(Path(journal).parent, keep, active=Path(journal))
     # The session's settings are built here once; SessionConfig holds every default (threads included).
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
@@ -203,13 +211,14 @@ def replay_main(argv: list[str]) -> int:
     except (JournalError, RuntimeError, SettingsError, ValueError) as exc:
         print(f"venus-edge replay: {exc}", file=sys.stderr)
         return 2
+    from edge.timeline.printable import printable  # notes and differences quote session text
     for note in result.notes:
-        print(f"venus-edge replay: {note}", file=sys.stderr)
+        print(printable(f"venus-edge replay: {note}"), file=sys.stderr)
     if args.verify:
         if result.ok:
             print(f"replay matches the recording: {result.compared} messages compared ({result.journal})")
         else:
-            print(f"replay differs from the recording: {result.first_difference}")
+            print(printable(f"replay differs from the recording: {result.first_difference}"))
             return 1
     else:
         print(f"replayed into {result.journal}")

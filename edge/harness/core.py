@@ -17,7 +17,8 @@ from edge.clock import Clock
 from edge.harness import states as S
 from edge.harness.capability import (CapabilityError, InvalidArguments, Outcome, Registry, RunContext,
                                      TransientError)
-from edge.harness.evidence import Evidence, EvidenceRing
+from edge.harness.evidence import Evidence, EvidenceRing, evidence_name
+from edge.private_files import private_dir
 from edge.harness.gate import Candidate, DeliveryGate
 from edge.harness.returns import ReturnSide
 from edge.harness.jobs import Job, Sleepers
@@ -62,8 +63,13 @@ class Harness(ReturnSide):
             info["capability"] = tr.item.capability
         self.emit(m.WorkEvent(work_id, new, detail, info))
         if new in S.TERMINAL and tr.item.evidence:
-            Path(tr.item.evidence).unlink(missing_ok=True)  # frozen evidence lives as long as its task
+            self._drop_evidence(Path(tr.item.evidence))  # frozen evidence lives as long as its task
         return tr.item
+
+    def _drop_evidence(self, path: Path) -> None:
+        """Delete a task's evidence file, but only one this harness wrote inside its own folder."""
+        if self.evidence_dir is not None and path.parent.resolve() == self.evidence_dir.resolve():
+            path.unlink(missing_ok=True)
 
     def _fail(self, work_id: str, reason: str, notice: str | None, **updates) -> WorkItem:
         """Failed, with the reason on the timeline; a speakable notice unless it must never be spoken."""
@@ -78,8 +84,8 @@ class Harness(ReturnSide):
             path = ""
             ev = self.ring.freeze(opened_ns)
             if self.evidence_dir is not None and (len(ev.audio) or ev.frames):
-                self.evidence_dir.mkdir(parents=True, exist_ok=True)
-                target = self.evidence_dir / f"{work_id}.npz"
+                private_dir(self.evidence_dir, narrow=True)
+                target = self.evidence_dir / evidence_name(work_id)
                 if not target.exists():
                     ev.save(target)
                 path = str(target)

@@ -7,12 +7,21 @@ Later observations cannot change what a task was about.
 from __future__ import annotations
 
 import collections
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from edge.private_files import open_private
+
 RATE = 16000
+
+
+def evidence_name(work_id: str) -> str:
+    """The evidence file's name for a work id: a hash, so an id from the wire can never name a path."""
+    digest = hashlib.sha256(work_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{digest}.npz"
 
 
 @dataclass
@@ -36,7 +45,8 @@ class Evidence:
         for i, (t, img) in enumerate(self.frames):
             arrays[f"frame_{i}_{t}"] = img
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, **arrays)
+        with open_private(tmp, "wb") as f:
+            np.savez(f, **arrays)
         tmp.replace(path)  # atomic: a crash leaves no half-written evidence
 
     @classmethod

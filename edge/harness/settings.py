@@ -4,7 +4,77 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import jsonschema
+
 from edge.harness.gate import GateSettings
+
+_AT_LEAST_ONE = {"max_running", "max_releases", "max_frames", "select_frames"}
+# Sections read by the harness's builders; their inner shape is checked there.
+_SECTIONS: dict[str, dict] = {
+    "dir": {"type": "string", "minLength": 1},
+    "router": {"type": ["string", "object"]},
+    "chat": {"type": ["string", "object", "null"]},
+    "skills": {"type": ["string", "null"], "description": "a folder of skills"},
+    # an MCP server runs as a local command (stdio) or is reached at a URL (streamable HTTP or SSE)
+    "mcp": {"type": "array", "items": {"type": "object", "anyOf": [{"required": ["command"]}, {"required": ["url"]}],
+                                       "properties": {
+        "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0}, "url": {"type": "string", "minLength": 1},
+        "transport": {"enum": ["http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
+        "retry_s": {"type": "number", "exclusiveMinimum": 0}}}},
+    "multimodal": {"type": ["object", "null"]},
+    "general": {},
+    "memory": {"type": "string", "minLength": 1, "description": "the vision node's memory archive folder"},
+}
+
+
+def _number_schema(name: str, kind: str) -> dict:
+    if kind == "int":
+        return {"type": "integer", "minimum": 1 if name in _AT_LEAST_ONE else 0}
+    return {"type": "number", "minimum": 0}
+
+
+def _schema() -> dict:
+    """The harness section as JSON Schema, built from the settings dataclasses so the two never drift."""
+    props: dict[str, dict] = dict(_SECTIONS)
+    for f in fields(HarnessSettings):
+        if f.type in ("int", "float"):
+            props[f.name] = _number_schema(f.name, f.type)
+        elif f.type == "str":
+            props[f.name] = {"type": "string"}
+    props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+                         "description": "seconds per capability, e.g. {\"general\": 20}"}
+    props["gate"] = {"type": "object", "additionalProperties": False,
+                     "properties": {f.name: _number_schema(f.name, f.type) for f in fields(GateSettings)}}
+    return {"type": "object", "properties": props}
+
+
+def _sentence(err: jsonschema.ValidationError) -> str:
+    """One sentence for the first thing wrong: which setting, what it holds, what it must be."""
+    where = ".".join(str(p) for p in err.absolute_path) or "the harness section"
+    got = json_repr(err.instance)
+    if err.validator == "type":
+        want = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        kinds = {"integer": "a whole number", "number": "a number", "string": "a string", "object": "a JSON object",
+                 "array": "a list", "null": "null"}
+        what = " or ".join(kinds.get(w, w) for w in want)
+        hint = f" ({err.schema['description']})" if err.schema.get("description") else ""
+        return f"the harness setting {where} is {got}; it must be {what}{hint}"
+    if err.validator in ("minimum", "exclusiveMinimum"):
+        rel = "at least" if err.validator == "minimum" else "more than"
+        return f"the harness setting {where} is {got}; it must be {rel} {err.validator_value}"
+    if err.validator == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+        return (f"unknown harness setting(s) {', '.join(f'{where}.{k}' for k in extra)}; known: "
+                f"{', '.join(sorted(err.schema.get('properties', {})))}")
+    return f"the harness setting {where} is wrong: {err.message}"
+
+
+def json_repr(value: Any) -> str:
+    import json
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclass
@@ -29,14 +99,21 @@ class HarnessSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "HarnessSettings":
+        if d is not None and not isinstance(d, dict):
+            raise ValueError(f"the harness settings must be a JSON object, not {json_repr(d)}")
         d = dict(d or {})
         known = {f.name for f in fields(cls)}
         gate_known = {f.name for f in fields(GateSettings)}
-        gate = GateSettings(**{k: v for k, v in dict(d.pop("gate", {}) or {}).items() if k in gate_known})
+        gate_in = d.pop("gate", None) or {}
+        gate = GateSettings(**{k: v for k, v in gate_in.items() if k in gate_known}) if isinstance(gate_in, dict) \
+            else GateSettings()
         unknown = set(d) - known - {"dir", "router", "chat", "skills", "mcp", "multimodal", "general", "memory"}
         if unknown:
             raise ValueError(f"unknown harness setting(s) {', '.join(sorted(unknown))}; known: "
                              f"{', '.join(sorted(known))}")
+        err = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors({**d, "gate": gate_in}))
+        if err is not None:
+            raise ValueError(_sentence(err))
         return cls(**{k: v for k, v in d.items() if k in known and k != "gate"}, gate=gate)
 
 
@@ -49,10 +126,17 @@ def load_harness_config(path: str) -> dict[str, Any]:
     if not p.is_file():
         raise ValueError(f"the harness config {p} does not exist")
     try:
-        cfg = json.loads(p.read_text())
+        cfg = json.loads(p.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ValueError(f"the harness config {p} cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the harness config {p} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"the harness config {p} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(cfg, dict):
         raise ValueError(f"the harness config {p} must be a JSON object")
     HarnessSettings.from_dict(cfg)
     return cfg
+
+
+_VALIDATOR = jsonschema.Draft202012Validator(_schema())

@@ -137,8 +137,14 @@ def load_skills(directory: str | Path, default_timeout_s: float = 30.0) -> tuple
     for manifest_path in sorted(root.glob("*/skill.json")):
         where = manifest_path.parent.name
         try:
-            manifest = json.loads(manifest_path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+            manifest = json.loads(manifest_path.read_bytes().decode("utf-8"))
+        except OSError as exc:
+            problems.append(f"skill {where}: skill.json cannot be read ({exc.strerror}); it is skipped")
+            continue
+        except UnicodeDecodeError as exc:
+            problems.append(f"skill {where}: skill.json is not UTF-8 text (byte {exc.start}); save it as UTF-8")
+            continue
+        except json.JSONDecodeError as exc:
             problems.append(f"skill {where}: skill.json is not valid JSON ({exc})")
             continue
         err = jsonschema.exceptions.best_match(validator.iter_errors(manifest))

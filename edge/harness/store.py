@@ -6,13 +6,18 @@ Every transition is one transaction that updates the item and appends to
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable
 
 from edge.harness.states import QUEUED, TERMINAL, check
+from edge.private_files import private_dir, private_file
+
+log = logging.getLogger("venus.harness.store")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (
@@ -100,18 +105,62 @@ class StoreError(RuntimeError):
 
 
 class WorkStore:
+    """The store at `path` (0600 in a 0700 folder). One found damaged at start is kept beside it under a
+    timestamped name and a fresh one is used (`moved_aside` says where it went): the device keeps working."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.moved_aside: Path | None = None
+        private_dir(self.path.parent)
         try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=10)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across a process kill
-            self.db.executescript(SCHEMA)
+            self.db = self._open()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open the work-item store {self.path} ({exc}); remove it or pick another "
-                             "harness directory") from None
+            self.moved_aside = self._move_aside(exc)
+            try:
+                self.db = self._open()
+            except sqlite3.DatabaseError as again:
+                raise StoreError(f"cannot open the work-item store {self.path} ({again}); remove it or pick "
+                                 "another harness directory") from None
         self.lock = threading.RLock()
+
+    def _open(self) -> sqlite3.Connection:
+        db = None
+        try:
+            private_file(self.path)  # SQLite gives its -wal and -shm files the database's own mode
+            db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=10)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across a process kill
+            db.executescript(SCHEMA)
+            verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {verdict}")
+            return db
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if db is not None:
+                db.close()
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot open the work-item store {self.path} ({exc.strerror}); pick a "
+                                 "writable harness directory") from None
+            raise
+
+    def _move_aside(self, exc: Exception) -> Path:
+        """Keep the damaged store (and its WAL) under a timestamped name; say so once."""
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        n = 1
+        while aside.exists():
+            aside = aside.with_name(f"{aside.name.split('~')[0]}~{n}")
+            n += 1
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                src = self.path.with_name(self.path.name + suffix)
+                if src.exists():
+                    src.rename(aside.with_name(aside.name + suffix))
+        except OSError as err:
+            raise StoreError(f"the work-item store {self.path} is damaged ({exc}) and cannot be moved aside "
+                             f"({err.strerror}); remove it or pick another harness directory") from None
+        log.warning("the work-item store %s was damaged (%s); it is kept as %s and a new, empty store is used",
+                    self.path, exc, aside.name)
+        return aside
 
     def add(self, item: WorkItem, t_ns: int) -> bool:
         """Insert a new item (state queued); False when this id was already accepted."""

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from edge.memory.settings import MemorySettings
+from edge.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class Archive:
         self.settings = settings
         self.root = Path(settings.root)
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            private_dir(self.root, narrow=True)  # what the camera saw and the room said: its owner's only
         except OSError as e:
             raise ValueError(f"the memory folder {self.root} cannot be created ({e.strerror}); "
                              "choose a writable folder") from None
@@ -103,11 +104,13 @@ class Archive:
         start = max(t - s.audio_before_s, self._stored_until)
         entry = Entry(self._next, float(t), kind, description, tokens is not None, float(start))
         self._next += 1
-        (self.root / f"{entry.stem}.jpg").write_bytes(jpg.tobytes())
+        with open_private(self.root / f"{entry.stem}.jpg", "wb") as f:
+            f.write(jpg.tobytes())
         self._bytes += len(jpg)
         if tokens is not None:
             path = self.root / f"{entry.stem}.npy"
-            np.save(path, np.asarray(tokens, np.float16))
+            with open_private(path, "wb") as f:
+                np.save(f, np.asarray(tokens, np.float16))
             self._bytes += path.stat().st_size
         self._entries[entry.id] = entry
         self._append(asdict(entry))
@@ -169,7 +172,7 @@ class Archive:
         if b <= a:
             return
         gap = max(0, round((t0 + a / rate - held) * rate))
-        with open(self.root / f"{entry.stem}.pcm", "ab") as f:
+        with open_private(self.root / f"{entry.stem}.pcm", "ab") as f:
             f.write(np.zeros(gap, "<i2").tobytes() + pcm[a:b].astype("<i2").tobytes())
         self._bytes += 2 * (gap + b - a)
 
@@ -197,12 +200,13 @@ class Archive:
 
     # ---- the index -----------------------------------------------------------------------------
     def _append(self, record: dict) -> None:
-        with open(self.root / "index.jsonl", "a") as f:
+        with open_private(self.root / "index.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
 
     def _rewrite(self) -> None:
         tmp = self.root / "index.jsonl.tmp"
-        tmp.write_text("".join(json.dumps(asdict(e)) + "\n" for e in self.entries()))
+        with open_private(tmp, "w") as f:
+            f.write("".join(json.dumps(asdict(e)) + "\n" for e in self.entries()))
         os.replace(tmp, self.root / "index.jsonl")
 
     def _load(self) -> dict[int, Entry]:

@@ -49,7 +49,12 @@ class RecorderNode(Node):
         return 0.5
 
     def stats(self) -> dict:
-        return {"records": self.writer.records if self.writer else 0}
+        if self.writer is None:
+            return {"records": 0}
+        out = {"records": self.writer.records, "dropped": self.writer.dropped}
+        if self.writer.error:
+            out["journal_error"] = self.writer.error  # health: why nothing is being recorded right now
+        return out
 
     def close(self) -> None:
         if self.writer is not None:

@@ -5,6 +5,8 @@ the assistant is silent, so a session can be scored against its input.
 """
 from __future__ import annotations
 
+import errno
+import logging
 from pathlib import Path
 from typing import Protocol
 
@@ -12,6 +14,9 @@ import numpy as np
 import soundfile as sf
 
 from edge.capture.errors import DeviceError
+from edge.private_files import open_private, private_dir
+
+log = logging.getLogger("venus.speech.sink")
 
 
 class AudioSink(Protocol):
@@ -23,18 +28,24 @@ class AudioSink(Protocol):
 
 class TimelineWavSink:
     """Writes 16-bit PCM at session time. While running, samples go to `PATH.part` (raw, append-only),
-    so a restarted speech node continues the same file; the WAV is written on close."""
+    so a restarted speech node continues the same file; the WAV is written on close. Both are 0600.
+
+    A write the disk refuses (full) never stops the speech: those samples become silence in the file,
+    the failure is said once (`error`), and later audio is written as soon as the disk takes it again."""
 
     WINDOW_S = 120
 
     def __init__(self, path: str | Path, rate: int = 24000) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         self.rate = rate
         self.part = self.path.with_name(self.path.name + ".part")
-        self._raw = open(self.part, "ab")  # a restart appends after what is already there
-        self._base = self._raw.tell() // 2  # sample index of _buf[0]; everything before it is on disk
+        self._raw = open_private(self.part, "ab", buffering=0)  # a restart appends after what is already there
+        self._good = self._raw.tell() // 2 * 2  # bytes on disk, whole samples only
+        self._base = self._good // 2  # sample index of _buf[0]; everything before it is on disk (or owed as silence)
+        self._gap = 0  # samples lost to a refused write, written as silence once the disk takes them
         self._buf = np.zeros(0, np.float32)
+        self.error: str | None = None
         self.closed = False
 
     def write(self, t_ns: int, samples: np.ndarray) -> None:
@@ -49,10 +60,38 @@ class TimelineWavSink:
             self._flush(len(self._buf) - self.WINDOW_S * self.rate)
 
     def _flush(self, n: int) -> None:
-        self._raw.write((np.clip(self._buf[:n], -1, 1) * 32767).astype("<i2").tobytes())
-        self._raw.flush()
+        pcm = (np.clip(self._buf[:n], -1, 1) * 32767).astype("<i2").tobytes()
         self._base += n
         self._buf = self._buf[n:]
+        try:
+            while self._gap:
+                step = min(self._gap, 1 << 20)
+                self._write(bytes(2 * step))
+                self._gap -= step
+            self._write(pcm)
+        except OSError as exc:
+            try:
+                self._raw.truncate(self._good)  # whole samples only, so later audio stays at its time
+            except OSError:
+                pass
+            self._gap += len(pcm) // 2
+            if self.error is None:
+                why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+                self.error = f"reply audio {self.path} stopped recording: {why}; it resumes once a write succeeds"
+                log.error("%s", self.error)
+            return
+        if self.error is not None:
+            log.warning("reply audio %s: writing again", self.path)
+            self.error = None
+
+    def _write(self, data: bytes) -> None:
+        done = 0
+        while done < len(data):
+            k = self._raw.write(data[done:])
+            if not k:
+                raise OSError(errno.ENOSPC, "nothing could be written")
+            done += k
+        self._good += len(data)
 
     def close(self, end_ns: int | None = None) -> None:
         if self.closed:
@@ -65,7 +104,13 @@ class TimelineWavSink:
         self._flush(len(self._buf))
         self._raw.close()
         pcm = np.fromfile(self.part, dtype="<i2")
-        sf.write(str(self.path), pcm, self.rate, subtype="PCM_16")
+        try:
+            with open_private(self.path, "wb") as f:
+                sf.write(f, pcm, self.rate, subtype="PCM_16", format=self.path.suffix.lstrip(".").upper())
+        except (OSError, RuntimeError) as exc:  # soundfile reports a full disk as a RuntimeError
+            log.error("reply audio %s could not be written (%s); the raw samples are kept in %s (16-bit, %d Hz)",
+                      self.path, exc, self.part, self.rate)
+            return
         self.part.unlink()
 
 

@@ -7,6 +7,8 @@ means a crash loses at most the record being written.
 """
 from __future__ import annotations
 
+import errno
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,11 @@ from typing import Any, BinaryIO, Iterator
 import msgpack
 
 import edge.messages  # noqa: F401  (registers every message type)
+from edge.private_files import open_private, private_dir
+from edge.timeline.redact import redact
 from edge.wire import Envelope, Message, WireError, decode
+
+log = logging.getLogger("venus.journal")
 
 MAGIC = b"VENUS-EDGE-JOURNAL 1\n"
 
@@ -25,26 +31,76 @@ class JournalError(ValueError):
 
 
 class JournalWriter:
-    def __init__(self, path: str | Path, session: dict[str, Any], fsync_every: int = 0) -> None:
+    """Appends records to a journal readable by its owner only, with the session's secrets redacted.
+
+    Records gather in memory and reach the file on `flush` (the recorder flushes twice a second).
+    A write that fails (a full disk) cuts the file back to its last whole record, drops what was
+    pending, says so once, and the next flush tries again: the session goes on either way.
+    """
+
+    def __init__(self, path: str | Path, session: dict[str, Any], fsync_every: int = 0,
+                 buffer_bytes: int = 1 << 13) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: BinaryIO = open(self.path, "wb")
-        self._f.write(MAGIC)
+        private_dir(self.path.parent)
+        self._f: BinaryIO = open_private(self.path, "wb", buffering=0)
         self._packer = msgpack.Packer(use_bin_type=True)
-        self._f.write(self._packer.pack(session))
+        self._head = MAGIC + self._packer.pack(redact(session))
+        self._buf = bytearray(self._head)
+        self._pending = 0  # records in _buf
+        self._good = 0  # file length after the last whole write
         self.records = 0
+        self.dropped = 0
+        self.error: str | None = None  # why writing is stopped right now, for health
         self.fsync_every = fsync_every
+        self.buffer_bytes = buffer_bytes
+        self.flush()
 
     def append(self, t_recv_ns: int, frames: list[bytes]) -> None:
-        self._f.write(self._packer.pack([t_recv_ns, frames]))
+        self._buf += self._packer.pack([t_recv_ns, frames])
+        self._pending += 1
         self.records += 1
         if self.fsync_every and self.records % self.fsync_every == 0:
             self.flush(sync=True)
+        elif len(self._buf) >= self.buffer_bytes:
+            self.flush()
 
-    def flush(self, sync: bool = False) -> None:
-        self._f.flush()
-        if sync:
-            os.fsync(self._f.fileno())
+    def flush(self, sync: bool = False) -> bool:
+        """Write what is pending; False (and nothing half-written) when the file system refuses."""
+        if not self._buf and (self.error is not None or not sync):
+            return self.error is None  # nothing new to try the disk with
+        try:
+            data, done = bytes(self._buf), 0
+            while done < len(data):
+                n = self._f.write(data[done:])
+                if not n:
+                    raise OSError(errno.ENOSPC, "nothing could be written")
+                done += n
+            if sync:
+                os.fsync(self._f.fileno())
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        self._good += len(self._buf)
+        self._buf.clear()
+        self._pending = 0
+        if self.error is not None:
+            log.warning("journal %s: writing again after %d records were lost", self.path, self.dropped)
+            self.error = None
+        return True
+
+    def _fail(self, exc: OSError) -> None:
+        try:  # back to the last whole record, so the journal stays readable
+            self._f.truncate(self._good)
+            self._f.seek(self._good)
+        except OSError:
+            pass
+        self.dropped += self._pending
+        self._pending = 0
+        self._buf = bytearray(self._head if self._good == 0 else b"")  # a journal always starts with its header
+        if self.error is None:
+            why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+            self.error = f"journal {self.path} stopped recording: {why}; it resumes once a write succeeds"
+            log.error("%s", self.error)
 
     def close(self) -> None:
         if not self._f.closed:

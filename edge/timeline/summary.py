@@ -6,15 +6,16 @@ from pathlib import Path
 from edge import messages as m
 from edge.graph.supervisor import SessionReport
 from edge.timeline.journal import Journal, JournalError
+from edge.timeline.printable import say  # every line may hold session text: no terminal controls
 
 
 def print_summary(journal_path: str, report: SessionReport, speaker: str | None) -> None:
     try:
         journal = Journal(journal_path)
     except JournalError:
-        print(f"session {report.reason} in {report.duration_s:.1f} s (no journal)")
+        say(f"session {report.reason} in {report.duration_s:.1f} s (no journal)")
         return
-    print(f"session {report.reason} in {report.duration_s:.1f} s; journal: {journal_path}")
+    say(f"session {report.reason} in {report.duration_s:.1f} s; journal: {journal_path}")
     rtfs = []
     for rec, msg in journal.messages(m.ChunkDecision, m.SpeakText, m.DelegateRequest, m.BackendResult,
                                      m.Interrupt):
@@ -22,20 +23,20 @@ def print_summary(journal_path: str, report: SessionReport, speaker: str | None)
         if isinstance(msg, m.ChunkDecision):
             rtfs.append(msg.rtf)
             if msg.user_text:
-                print(f"{t}  user:      {msg.user_text}")
+                say(f"{t}  user:      {msg.user_text}")
         elif isinstance(msg, m.SpeakText):
-            print(f"{t}  assistant: {msg.text}")
+            say(f"{t}  assistant: {msg.text}")
         elif isinstance(msg, m.DelegateRequest):
-            print(f"{t}  delegated: {msg.instruction}")
+            say(f"{t}  delegated: {msg.instruction}")
         elif isinstance(msg, m.BackendResult):
-            print(f"{t}  harness:   {msg.text}")
+            say(f"{t}  harness:   {msg.text}")
         elif isinstance(msg, m.Interrupt):
-            print(f"{t}  (interrupted by the user)")
+            say(f"{t}  (interrupted by the user)")
     if rtfs:
         rtfs.sort()
-        print(f"chunks: {len(rtfs)}, frontend real-time factor p50 {rtfs[len(rtfs) // 2]:.3f} max {rtfs[-1]:.3f}")
+        say(f"chunks: {len(rtfs)}, frontend real-time factor p50 {rtfs[len(rtfs) // 2]:.3f} max {rtfs[-1]:.3f}")
     restarts = {k: v for k, v in report.restarts.items() if v}
     if restarts:
-        print(f"restarts: {restarts}")
+        say(f"restarts: {restarts}")
     if speaker and speaker.lower().endswith(".wav") and Path(speaker).exists():
-        print(f"reply audio: {speaker}")
+        say(f"reply audio: {speaker}")

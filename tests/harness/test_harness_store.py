@@ -1,6 +1,10 @@
 """The work-item store: every allowed transition, refused ones, idempotent intake, durability."""
 from __future__ import annotations
 
+import logging
+import os
+import stat
+
 import pytest
 
 from edge.harness import states as S
@@ -64,8 +68,40 @@ def test_unknown_fields_and_items_get_one_sentence(tmp_path):
         store.transition("a", S.RUNNING, 0, colour="red")
 
 
-def test_a_corrupt_store_is_refused_with_a_sentence(tmp_path):
+def test_a_corrupt_store_is_kept_aside_and_a_fresh_one_used_saying_so_once(tmp_path, caplog):
     bad = tmp_path / "w.sqlite"
-    bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="cannot open the work-item store"):
-        WorkStore(bad)
+    junk = b"this is not a database" * 100
+    bad.write_bytes(junk)
+    with caplog.at_level(logging.WARNING, logger="venus.harness.store"):
+        store = WorkStore(bad)
+    assert len(caplog.records) == 1 and "damaged" in caplog.records[0].getMessage()
+    assert store.moved_aside is not None and store.moved_aside.read_bytes() == junk  # nothing lost
+    assert store.moved_aside.parent == tmp_path and store.moved_aside.name.startswith("w.sqlite.damaged-")
+    store.add(item("a"), 0)  # the fresh store works
+    assert store.get("a").state == S.QUEUED
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="venus.harness.store"):
+        again = WorkStore(bad)  # the next start finds the fresh store healthy: nothing more is said
+    assert again.moved_aside is None and again.get("a") is not None and caplog.records == []
+
+
+def test_a_store_torn_mid_page_is_kept_aside_too(tmp_path):
+    path = tmp_path / "w.sqlite"
+    store = WorkStore(path)
+    for k in range(200):
+        store.add(item(f"w{k}"), 0)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.db.close()
+    data = bytearray(path.read_bytes())
+    data[4096 * 2:4096 * 2 + 512] = b"\xff" * 512  # a torn write in a page of items
+    path.write_bytes(bytes(data))
+    fresh = WorkStore(path)
+    assert fresh.moved_aside is not None and fresh.get("w0") is None
+
+
+def test_the_store_is_readable_by_its_owner_only(tmp_path):
+    store = WorkStore(tmp_path / "h" / "w.sqlite")
+    store.add(item("a"), 0)
+    assert stat.S_IMODE(os.stat(tmp_path / "h").st_mode) == 0o700
+    for f in (tmp_path / "h").iterdir():
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f.name
