@@ -14,8 +14,21 @@ import threading
 from typing import Any
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext
+from edge.harness.spoken import say, say_text
 
 log = logging.getLogger("edge.harness.mcp")
+
+
+def spoken_result(result: Any, tool: str, question: str) -> str:
+    """A tool's answer in words: JSON text or structured content said by rules, never read as markup."""
+    texts = [getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text"]
+    text = " ".join(t for t in texts if t).strip()
+    if result.is_error:
+        said = say_text(text, question, tool)[:200]
+        raise CapabilityError(f"the {tool} tool reported an error: {said or 'no details'}")
+    if result.structured_content is not None and (not text or text[:1] in "{["):
+        return say(result.structured_content, question, tool)
+    return say_text(text, question, tool)
 
 
 class McpTool:
@@ -92,13 +105,7 @@ class McpServer:
             raise CapabilityError(f"the {tool} tool did not answer in time") from None
         except Exception as exc:  # protocol errors from the server
             raise CapabilityError(f"the {tool} tool failed ({str(exc)[:160]})") from None
-        texts = [getattr(c, "text", "") for c in result.content if getattr(c, "type", "") == "text"]
-        text = " ".join(t for t in texts if t).strip()
-        if not text and result.structured_content is not None:
-            text = str(result.structured_content)
-        if result.is_error:
-            raise CapabilityError(f"the {tool} tool reported an error: {text[:200] or 'no details'}")
-        return text
+        return spoken_result(result, tool, ctx.instruction)
 
     def stop(self) -> None:
         if self._stop is not None:
