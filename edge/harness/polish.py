@@ -61,7 +61,7 @@ def strip_markup(text: str) -> str:
     text = text.replace("|", ", ")
     text = re.sub(r"(\*\*|__|\*|_|`|~~)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # emphasis, inline code
     text = re.sub(r"[*_`#~^]+", " ", text)
-    return text
+    return re.sub(r'[{}\[\]"“”]+', " ", text)  # what is left of JSON or quoting is not said
 
 
 def readable_numbers(text: str) -> str:

@@ -172,7 +172,7 @@ def _action(action: str, data: dict) -> str | None:
         return sentence(str(speech))
     kind = data.get("response_type")
     if kind == "error":
-        return sentence(f"That didn't work: {phrase((data.get('data') or {}).get('code', 'an error'))}")
+        return sentence(f"That didn't work: {words(str((data.get('data') or {}).get('code', 'an error')))}")
     if kind not in ("action_done", "query_answer"):
         return None
     body = data.get("data") or {}
