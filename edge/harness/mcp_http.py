@@ -71,6 +71,14 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return out
 
 
+def lost(exc: BaseException, refused: list[int]) -> bool:
+    """Whether a failed call means the connection is gone (reconnect) rather than the tool failing."""
+    names = {type(e).__name__ for e in leaves(exc)}
+    return bool(refused) or bool(names & {"ConnectError", "ConnectTimeout", "ReadError", "RemoteProtocolError",
+                                          "ConnectionRefusedError", "ClosedResourceError", "BrokenResourceError",
+                                          "EndOfStream"}) or "connect" in str(exc).lower()
+
+
 def why(name: str, exc: BaseException, refused: list[int] | None = None) -> str:
     """One sentence for a server that could not be reached or refused us."""
     found = leaves(exc)

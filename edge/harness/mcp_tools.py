@@ -17,7 +17,7 @@ import threading
 from typing import Any, Callable
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext
-from edge.harness.mcp_http import bearer_token, http_streams, why
+from edge.harness.mcp_http import bearer_token, http_streams, lost, why
 from edge.harness.spoken import say, say_text
 
 log = logging.getLogger("edge.harness.mcp")
@@ -147,7 +147,7 @@ class McpServer:
             fut.cancel()
             raise CapabilityError(f"the {tool} tool did not answer in time") from None
         except Exception as exc:  # protocol errors from the server, or a dropped connection
-            if self.remote:
+            if self.remote and lost(exc, self.refused):
                 self.problem = why(self.name, exc, self.refused)
                 self._broken()  # reconnect, so the next call finds the server if it is back
                 raise CapabilityError(self.problem) from None
