@@ -112,7 +112,8 @@ class McpServer:
             except BaseException as exc:  # noqa: BLE001  (told once, in words; the loop retries)
                 if isinstance(exc, asyncio.CancelledError) and self._stopping:
                     break
-                problem = why(self.name, exc, self.refused) if self.remote else f"MCP server {self.name} failed to start ({exc})"
+                problem = (why(self.name, exc, self.refused) if self.remote
+                           else f"MCP server {self.name} failed to start ({exc})")
                 if not ready.done():
                     ready.set_exception(RuntimeError(problem))
                 elif problem != self.problem:
