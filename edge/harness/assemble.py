@@ -5,7 +5,8 @@
       "router": "general-only" | "embedded" | {"gguf": PATH} | {"scripted": {"rules": [...], "default": ...}},
       "chat": {"url": "http://127.0.0.1:8080/v1", "model": "..."} | {"gguf": PATH} | "embedded",
       "skills": "skills/",
-      "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]}],
+      "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]},
+              {"name": "home", "url": "http://127.0.0.1:8123/api/mcp", "token_env": "HA_TOKEN"}],
       "multimodal": {"transcriber": "embedded" | "module:factory"},
       "memory": "PATH",                            # the vision node's memory archive (JOURNAL.memory)
       "max_running": 8, "ttl_s": 600, ...           # HarnessSettings
@@ -94,7 +95,12 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
                 problems.append(str(exc))
     hub = None
     if cfg.get("mcp"):
-        hub = McpHub(list(cfg["mcp"]))
+        def late(tools: list) -> None:  # an HTTP server that was down at start, or came back with new tools
+            for tool in tools:
+                if registry.get(tool.name) is None:
+                    registry.add(tool)
+
+        hub = McpHub(list(cfg["mcp"]), on_tools=late)
         problems += hub.problems
         for tool in hub.tools():
             try:

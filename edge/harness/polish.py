@@ -1,8 +1,12 @@
-"""Result polishing: short speakable text, no markup, numbers and units readable aloud."""
+"""Result polishing: short speakable text, no markup, numbers and units readable aloud.
+
+Structured results (JSON, ISO times) are first said in words by `edge.harness.spoken`.
+"""
 from __future__ import annotations
 
 import re
 
+from edge.harness.spoken import say_text
 from edge.protocol.strip import strip_protocol_tokens
 from edge.sentences import split_sentences
 
@@ -57,7 +61,7 @@ def strip_markup(text: str) -> str:
     text = text.replace("|", ", ")
     text = re.sub(r"(\*\*|__|\*|_|`|~~)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # emphasis, inline code
     text = re.sub(r"[*_`#~^]+", " ", text)
-    return text
+    return re.sub(r'[{}\[\]"“”]+', " ", text)  # what is left of JSON or quoting is not said
 
 
 def readable_numbers(text: str) -> str:
@@ -71,7 +75,7 @@ def readable_numbers(text: str) -> str:
 
 def polish(text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> str:
     """Speakable text: protocol tokens and markup removed, at most `max_sentences`, about `max_chars`."""
-    text = strip_markup(strip_protocol_tokens(text))
+    text = strip_markup(say_text(strip_protocol_tokens(text)))
     text = readable_numbers(text)
     text = re.sub(r"\s*\n\s*", ". ", text.strip())
     text = re.sub(r"\s+", " ", text)

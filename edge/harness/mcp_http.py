@@ -1,0 +1,97 @@
+"""MCP over HTTP (streamable HTTP, or SSE where a server still uses it) with a bearer token kept out of the JSON.
+
+Config: `{"name": "home", "url": "http://homeassistant.local:8123/api/mcp", "token_env": "HA_TOKEN"}`
+or `"token_file": "/run/secrets/ha_token"`; `"transport": "sse"` for the older SSE servers.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+
+def bearer_token(spec: dict[str, Any]) -> str | None:
+    """The token named by `token_env` or `token_file`; ValueError (one sentence) when it is missing."""
+    name = spec.get("name", "?")
+    if "token" in spec:
+        raise ValueError(f"the MCP server {name} has its token written in the config; put it in an environment "
+                         "variable (\"token_env\") or a file (\"token_file\") instead")
+    if spec.get("token_env"):
+        token = os.environ.get(str(spec["token_env"]), "").strip()
+        if not token:
+            raise ValueError(f"the MCP server {name} needs the token in the environment variable "
+                             f"{spec['token_env']}, which is not set")
+        return token
+    if spec.get("token_file"):
+        path = Path(str(spec["token_file"])).expanduser()
+        try:
+            token = path.read_text().strip()
+        except OSError:
+            raise ValueError(f"the MCP server {name} needs its token in {path}, which cannot be read") from None
+        if not token:
+            raise ValueError(f"the token file {path} of the MCP server {name} is empty")
+        return token
+    return None
+
+
+@asynccontextmanager
+async def http_streams(spec: dict[str, Any], token: str | None, timeout_s: float,
+                       refused: list[int]) -> AsyncIterator[tuple[Any, Any]]:
+    """(read, write) streams to the server at `spec["url"]`; HTTP error statuses are appended to `refused`
+    (the SDK turns a 401 into a generic error, and the status is what tells a bad token from a broken server)."""
+    import httpx2
+
+    async def note(response: Any) -> None:
+        if response.status_code >= 400:
+            refused.append(response.status_code)
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    if spec.get("transport", "streamable-http") == "sse":
+        from mcp.client.sse import sse_client
+
+        async with sse_client(spec["url"], headers=headers, timeout=timeout_s) as streams:
+            yield streams[0], streams[1]
+        return
+    from mcp.client.streamable_http import streamable_http_client
+
+    timeout = httpx2.Timeout(timeout_s, read=max(timeout_s, 60.0))
+    async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [note]}) as client:
+        async with streamable_http_client(spec["url"], http_client=client) as streams:
+            yield streams[0], streams[1]
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups and their causes."""
+    if isinstance(getattr(exc, "exceptions", None), tuple):  # an exception group (3.11+, or anyio's backport)
+        return [leaf for e in exc.exceptions for leaf in leaves(e)]
+    out = [exc]
+    if exc.__cause__ is not None:
+        out += leaves(exc.__cause__)
+    return out
+
+
+def lost(exc: BaseException, refused: list[int]) -> bool:
+    """Whether a failed call means the connection is gone (reconnect) rather than the tool failing."""
+    names = {type(e).__name__ for e in leaves(exc)}
+    return bool(refused) or bool(names & {"ConnectError", "ConnectTimeout", "ReadError", "RemoteProtocolError",
+                                          "ConnectionRefusedError", "ClosedResourceError", "BrokenResourceError",
+                                          "EndOfStream"}) or "connect" in str(exc).lower()
+
+
+def why(name: str, exc: BaseException, refused: list[int] | None = None) -> str:
+    """One sentence for a server that could not be reached or refused us."""
+    found = leaves(exc)
+    text = " ".join(f"{type(e).__name__} {e}" for e in found)
+    status = next((getattr(getattr(e, "response", None), "status_code", None) for e in found
+                   if getattr(getattr(e, "response", None), "status_code", None)), None)
+    status = status or (refused[-1] if refused else None)
+    if status in (401, 403) or "401" in text or "Unauthorized" in text or "invalid_token" in text:
+        return f"the {name} server refused the access token; check the token it is given"
+    if any(type(e).__name__ in ("ConnectError", "ConnectTimeout", "ConnectionRefusedError", "OSError")
+           for e in found) or "connect" in text.lower():
+        return f"the {name} server cannot be reached"
+    if status:
+        return f"the {name} server answered with HTTP status {status}"
+    leaf = found[-1]
+    return f"the {name} server failed ({type(leaf).__name__}: {str(leaf)[:120]})"
