@@ -21,7 +21,7 @@ _SECTIONS: dict[str, dict] = {
         "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
         "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
         "timeout_s": {"type": "number", "exclusiveMinimum": 0}, "url": {"type": "string", "minLength": 1},
-        "transport": {"enum": ["http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
+        "transport": {"enum": ["streamable-http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
         "retry_s": {"type": "number", "exclusiveMinimum": 0}}}},
     "multimodal": {"type": ["object", "null"]},
     "general": {},

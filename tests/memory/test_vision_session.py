@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from edge import messages as m
-from edge.audio_format import RATE
 from edge.bench import spoken
 from edge.timeline.journal import Journal
 
