@@ -58,5 +58,7 @@ def test_a_question_without_a_seen_word_gets_the_newest_text(archive_dir):
 
 def test_an_empty_memory_says_so_and_a_bad_setting_is_one_sentence(tmp_path):
     assert ask({"memory": str(tmp_path / "none")}, "What did the sign say?") == "My memory is empty."
-    _, problems, _ = build_registry({"memory": 3}, HarnessSettings.from_dict({"memory": 3}))
-    assert problems == ["the memory capability is off: 'memory' must be the archive's folder, not 3"]
+    with pytest.raises(ValueError) as err:  # the settings check refuses it before anything is built
+        HarnessSettings.from_dict({"memory": 3})
+    assert str(err.value) == ("the harness setting memory is 3; it must be a string (the vision node's memory "
+                              "archive folder)")

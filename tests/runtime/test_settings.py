@@ -75,8 +75,8 @@ def test_each_node_gets_its_own_settings_back_in_its_process():
     cfg = SessionConfig(mic="in.wav", room_echo={"delay_ms": 80.0}, extra={"harness": {"dir": "h"}, "asr": "base"})
     sup = make_supervisor(cfg, ALL_NODES)
     built = node_settings(cfg, ALL_NODES)
-    for name, path in NODES.items():
-        cls = load_class(path)
+    for name in ALL_NODES:
+        cls = load_class(NODES[name])
         assert from_plain(cls.settings_type, sup.configs[name]) == built[name], name
     assert built["capture"].duplex.room is not None and built["capture"].duplex.room.delay_ms == 80.0
     assert built["harness"].harness == {"dir": "h"}
