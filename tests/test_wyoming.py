@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import threading
 
 import numpy as np
@@ -15,11 +16,14 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.error import Error
 from wyoming.event import Event
+from wyoming.handle import Handled, NotHandled
 from wyoming.info import Describe, Info
 from wyoming.tts import Synthesize
 
 from edge.bench.spoken import say
 from edge.cli import main as cli_main
+from edge.wyoming.converse import Conversation
+from edge.wyoming.handler import Models
 from edge.wyoming.serve import load_models, serve
 
 
@@ -30,12 +34,33 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def uri():
-    """The real server with the embedded models, on a loopback port, on its own event loop."""
+def models():
+    return load_models(1)
+
+
+@pytest.fixture(scope="module")
+def uri(models):
+    yield from running(models)
+
+
+@pytest.fixture(scope="module")
+def harness_uri(models, tmp_path_factory):
+    """The same models with a conversation handler: the time server's tools, rules first, no model behind."""
+    pytest.importorskip("mcp_server_time", reason="pip install mcp-server-time (the harness extra)")
+    cfg = {"dir": str(tmp_path_factory.mktemp("wyoming")), "retries": 0,
+           "mcp": [{"name": "time", "command": sys.executable, "args": ["-m", "mcp_server_time"]}],
+           "router": {"fast": {"scripted": {"rules": [], "default": None}}}}
+    conversation = Conversation(cfg)
+    assert conversation.problems == []
+    yield from running(Models(models.recognizer, models.voice, conversation))
+    conversation.close()
+
+
+def running(models: Models):
+    """The real server on a loopback port, on its own event loop."""
     port = free_port()
     loop = asyncio.new_event_loop()
     ready = asyncio.Event()
-    models = load_models(1)
     task = loop.create_task(serve(f"tcp://127.0.0.1:{port}", models, ready))
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -119,9 +144,25 @@ def test_bad_events_get_an_error_event_and_the_connection_keeps_serving(uri):
     assert "no-such-event" in texts[0] and "audio-start first" in texts[1] and "some text" in texts[3]
 
 
+def test_a_transcript_is_answered_through_the_harness(harness_uri, uri):
+    info = Info.from_event(asyncio.run(exchange(harness_uri, [Describe().event()], "info"))[0])
+    assert info.handle and info.handle[0].models[0].languages == ["en"]
+    got = asyncio.run(exchange(harness_uri, [Transcript(text="What time is it in Tokyo right now?").event()],
+                               "handled"))
+    text = Handled.from_event(got[-1]).text
+    assert text.startswith("It's ") and text.endswith(" in Tokyo."), text
+    got = asyncio.run(exchange(harness_uri, [Transcript(text="tell me a story").event()], "not-handled"))
+    assert got[-1].type == "not-handled" and "no capability fits" in NotHandled.from_event(got[-1]).text
+    # without --harness a transcript is an error event that says how to get a handler
+    [err] = asyncio.run(exchange(uri, [Transcript(text="hello").event()], "error"))
+    assert "--harness" in Error.from_event(err).text
+
+
 def test_listening_beyond_loopback_needs_public(capsys):
     assert cli_main(["wyoming", "--uri", "tcp://0.0.0.0:10300"]) == 2
     err = capsys.readouterr().err
     assert "--public" in err and "Traceback" not in err and err.count("\n") == 1
     assert cli_main(["wyoming", "--uri", "http://127.0.0.1:10300"]) == 2
     assert "tcp://HOST:PORT" in capsys.readouterr().err
+    assert cli_main(["wyoming", "--harness", "/no/such/harness.json"]) == 2
+    assert "does not exist" in capsys.readouterr().err

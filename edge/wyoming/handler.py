@@ -15,7 +15,9 @@ from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioChunk, AudioChunkConverter, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event
-from wyoming.info import (AsrModel, AsrProgram, Attribution, Describe, Info, TtsProgram, TtsVoice)
+from wyoming.handle import Handled, NotHandled
+from wyoming.info import (AsrModel, AsrProgram, Attribution, Describe, HandleModel, HandleProgram, Info, TtsProgram,
+                          TtsVoice)
 from wyoming.server import AsyncEventHandler
 from wyoming.tts import Synthesize
 
@@ -37,11 +39,15 @@ class Voice(Protocol):
     def synthesize(self, text: str): ...
 
 
-class Models:
-    """The recognizer and the voice, each used by one connection at a time."""
+class Answerer(Protocol):
+    def answer(self, text: str) -> tuple[bool, str]: ...
 
-    def __init__(self, recognizer: Recognizer, voice: Voice) -> None:
-        self.recognizer, self.voice = recognizer, voice
+
+class Models:
+    """The recognizer and the voice, each used by one connection at a time; the conversation handler if any."""
+
+    def __init__(self, recognizer: Recognizer, voice: Voice, answerer: Answerer | None = None) -> None:
+        self.recognizer, self.voice, self.answerer = recognizer, voice, answerer
         self._asr, self._tts = threading.Lock(), threading.Lock()
 
     def transcribe(self, audio: np.ndarray) -> str:
@@ -54,7 +60,7 @@ class Models:
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
 
-def info() -> Info:
+def info(converses: bool = False) -> Info:
     asr = AsrProgram(name="venus-edge-asr", attribution=ATTRIBUTION, installed=True, version=None,
                      description="The device's embedded speech recognizer (whisper tiny.en)",
                      models=[AsrModel(name="tiny.en", attribution=ATTRIBUTION, installed=True, version=None,
@@ -63,7 +69,13 @@ def info() -> Info:
                      description="The device's embedded Piper voice",
                      voices=[TtsVoice(name="piper", attribution=ATTRIBUTION, installed=True, version=None,
                                       description="Piper (joe, en-US)", languages=["en-US"])])
-    return Info(asr=[asr], tts=[tts])
+    handle = [HandleProgram(name="venus-edge-harness", attribution=ATTRIBUTION, installed=True, version=None,
+                            description="The device's harness: its tools, Home Assistant's and its chat model",
+                            models=[HandleModel(name="harness", attribution=ATTRIBUTION, installed=True,
+                                                version=None, description="routing to tools, then spoken answers",
+                                                languages=["en"])],
+                            supports_home_control=True)] if converses else []
+    return Info(asr=[asr], tts=[tts], handle=handle)
 
 
 class Handler(AsyncEventHandler):
@@ -85,7 +97,7 @@ class Handler(AsyncEventHandler):
 
     async def _handle(self, event: Event) -> None:
         if Describe.is_type(event.type):
-            await self.write_event(info().event())
+            await self.write_event(info(self.models.answerer is not None).event())
         elif Transcribe.is_type(event.type):
             self.audio = None  # a new request: audio follows
         elif AudioStart.is_type(event.type):
@@ -107,6 +119,12 @@ class Handler(AsyncEventHandler):
             self.audio = None
             text = await asyncio.to_thread(self.models.transcribe, pcm)
             await self.write_event(Transcript(text=text, language="en").event())
+        elif Transcript.is_type(event.type):
+            if self.models.answerer is None:
+                raise ValueError("this server has no conversation handler; start it with --harness FILE")
+            text = Transcript.from_event(event).text
+            ok, said = await asyncio.to_thread(self.models.answerer.answer, text)
+            await self.write_event((Handled(text=said) if ok else NotHandled(text=said)).event())
         elif Synthesize.is_type(event.type):
             text = Synthesize.from_event(event).text
             if not text.strip():
@@ -114,7 +132,7 @@ class Handler(AsyncEventHandler):
             await self._send_audio(await asyncio.to_thread(self.models.speak, text))
         else:
             raise ValueError(f"this server does not handle {event.type!r} events (it serves describe, "
-                             "transcribe with audio, and synthesize)")
+                             "transcribe with audio, synthesize, and transcript with --harness)")
 
     async def _send_audio(self, audio: np.ndarray) -> None:
         rate = self.models.voice.sample_rate

@@ -38,10 +38,16 @@ def check_uri(uri: str, public: bool) -> str | None:
     return None
 
 
-def load_models(threads: int) -> Models:
+def load_models(threads: int, harness: dict | None = None) -> Models:
     from edge.detect.asr import Transcriber
     from edge.speech.piper.voice import PiperVoice
-    return Models(Transcriber(threads), PiperVoice(threads))
+    answerer = None
+    if harness is not None:
+        from edge.wyoming.converse import Conversation
+        answerer = Conversation(harness)
+        for p in answerer.problems:
+            log.warning("wyoming: %s", p)
+    return Models(Transcriber(threads), PiperVoice(threads), answerer)
 
 
 async def serve(uri: str, models: Models, ready: asyncio.Event | None = None) -> None:
@@ -61,14 +67,23 @@ def main(argv: list[str]) -> int:
     p.add_argument("--uri", default=DEFAULT_URI, help=f"where to listen (default {DEFAULT_URI})")
     p.add_argument("--public", action="store_true", help="allow listening beyond this machine (no password)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--harness", help="a JSON file of harness settings: answer transcripts with its tools and chat")
     args = p.parse_args(argv)
     problem = check_uri(args.uri, args.public)
     if problem:
         print(f"venus-edge wyoming: {problem}", file=sys.stderr)
         return 2
+    harness = None
+    if args.harness:
+        from edge.harness.settings import load_harness_config
+        try:
+            harness = load_harness_config(args.harness)
+        except ValueError as exc:
+            print(f"venus-edge wyoming: {exc}", file=sys.stderr)
+            return 2
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        models = load_models(args.threads)
+        models = load_models(args.threads, harness)
     except Exception as exc:  # noqa: BLE001  (a missing model file: one sentence)
         print(f"venus-edge wyoming: the models could not be loaded ({exc})", file=sys.stderr)
         return 1
