@@ -19,8 +19,11 @@ from edge.harness.router import Choice, Recent, Router
 
 MIN_SCORE = 3  # e.g. one tool-name word and one description word
 MARGIN = 2  # over the runner-up: a tie or a near tie is the model's to decide
-_STOP = frozenset("a an and are at be can could do does for from get give how i in is it its me my of on or "
+# Not "on" or "off": they name tools (HassTurnOn).
+_STOP = frozenset("a an and are at be can could do does for from get give how i in is it its me my of or "
                   "please right the this to what whats which who will with would you your".split())
+# Home Assistant's entity domains a spoken device kind names ("the lights" -> light).
+_DOMAINS = frozenset("light switch fan cover climate lock media_player vacuum valve".split())
 # Words people say for the words tools are named with.
 _SAME = {"now": "current", "currently": "current", "lights": "light", "lamp": "light", "switch": "turn"}
 
@@ -66,6 +69,12 @@ def _zone(instruction: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _is_array(schema: dict[str, Any]) -> bool:
+    """An array, or an optional one (`anyOf: [array, null]`, as MCP servers describe `list[str] | None`)."""
+    return schema.get("type") == "array" or any(isinstance(x, dict) and x.get("type") == "array"
+                                                 for x in schema.get("anyOf", []))
+
+
 def fill(instruction: str, cap: Capability, explained: set[str]) -> tuple[dict[str, Any], str] | None:
     """Arguments by rules, with why; None when a required one (or every one) cannot be filled."""
     schema = cap.schema or {}
@@ -74,7 +83,7 @@ def fill(instruction: str, cap: Capability, explained: set[str]) -> tuple[dict[s
     args: dict[str, Any] = {}
     notes = []
     zone_props = [p for p in props if "timezone" in p.lower() or p.lower() == "zone"]
-    for p, sub in props.items():
+    for p, sub in sorted(props.items(), key=lambda kv: kv[0] != "area"):  # an area first: it rules out a name
         sub = sub if isinstance(sub, dict) else {}
         if "enum" in sub:
             hits = [v for v in sub["enum"] if isinstance(v, str) and re.search(rf"\b{re.escape(v)}\b",
@@ -86,7 +95,17 @@ def fill(instruction: str, cap: Capability, explained: set[str]) -> tuple[dict[s
             if zone:
                 args[p] = zone
                 notes.append(f"{p}={zone} from the city named")
-        elif p == "name" and not required - {"name"}:
+        elif p == "area" and sub.get("type", "string") == "string":
+            m = re.search(r"\bin the ([a-z][a-z ]*?)\s*[?.!]*$", instruction, re.I)
+            if m:
+                args[p] = m.group(1).lower()
+                notes.append(f"{p}={args[p]!r} from 'in the ...'")
+        elif p == "domain" and "area" in args:
+            kinds = [w for w in words(instruction) if w in _DOMAINS]
+            if len(kinds) == 1:
+                args[p] = [kinds[0]] if _is_array(sub) else kinds[0]
+                notes.append(f"{p}={kinds[0]} from the device kind named")
+        elif p == "name" and not required - {"name"} and "area" not in args:
             rest = [w for w in re.findall(r"[A-Za-z0-9]+", instruction)
                     if w.lower() not in _STOP and (words(w) or [""])[0] not in explained]
             if rest:

@@ -63,6 +63,8 @@ def test_a_vague_or_two_tool_request_goes_to_the_other_router_and_says_why(time_
     vague = router.route("tell me something nice", registry, [])
     assert (vague.capability, vague.path) == ("general", "scripted") and "no capability clearly matched" in vague.why
     # a conversion needs three arguments that rules cannot fill: the model's to decide
+    why = router.route("convert half past four in Tokyo to London time", registry, []).why
+    assert "convert_time matched but its arguments need the model" in why
     item = finish(built, clock, "f2", "convert half past four in Tokyo to London time")
     assert item.state == S.FAILED and "no capability fits" in said(item)
 
@@ -81,9 +83,23 @@ def test_turn_off_the_kitchen_light_is_routed_by_rules_over_http(tmp_path, monke
         info = routed(emit, "h1")
         assert info["route"] == "rules" and info["capability"] == "home.HassTurnOff"
         assert info["arguments"] == {"name": "kitchen light"}
+        assert said(finish(built, clock, "h3", "turn on the lights in the living room")) == \
+            "Turned on the Living Room Lamp."
+        assert server.state()["light.lamp"] == "on"
+        assert routed(emit, "h3")["arguments"] == {"area": "living room", "domain": ["light"]}
         # "is the kitchen light on?" names no tool plainly: not decided by rules
         item = finish(built, clock, "h2", "is the kitchen light on?")
         assert item.state == S.FAILED and "no capability fits" in said(item)
     finally:
         built.close()
         server.stop()
+
+
+def test_a_near_tie_is_left_to_the_other_router():
+    dim, bright = ScriptedCapability("light.dim"), ScriptedCapability("light.brighten")
+    dim.description, bright.description = "Dims a light in a room.", "Brightens a light in a room."
+    registry = Registry()
+    for cap in (dim, bright, ScriptedCapability("general")):
+        registry.add(cap)
+    choice = FastRouter(ScriptedRouter([], "general")).route("the light in the room", registry, [])
+    assert choice.capability == "general" and "matched about as well" in choice.why
