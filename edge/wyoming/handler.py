@@ -26,7 +26,9 @@ from edge.audio_format import RATE
 log = logging.getLogger(__name__)
 CHUNK_SAMPLES = 1024  # per audio-chunk event sent back
 MAX_AUDIO_S = 60  # a longer utterance is refused rather than kept in memory
-ATTRIBUTION = Attribution(name="venus-edge", url="https://github.com/")
+ATTRIBUTION = Attribution(name="venus-edge", url="https://github.com/")  # the programs: this runtime
+WHISPER = Attribution(name="OpenAI", url="https://github.com/openai/whisper")  # the models: who made them
+PIPER = Attribution(name="Rhasspy", url="https://github.com/rhasspy/piper")
 
 
 class Recognizer(Protocol):
@@ -63,11 +65,11 @@ class Models:
 def info(converses: bool = False) -> Info:
     asr = AsrProgram(name="venus-edge-asr", attribution=ATTRIBUTION, installed=True, version=None,
                      description="The device's embedded speech recognizer (whisper tiny.en)",
-                     models=[AsrModel(name="tiny.en", attribution=ATTRIBUTION, installed=True, version=None,
+                     models=[AsrModel(name="tiny.en", attribution=WHISPER, installed=True, version=None,
                                       description="whisper tiny.en", languages=["en"])])
     tts = TtsProgram(name="venus-edge-tts", attribution=ATTRIBUTION, installed=True, version=None,
                      description="The device's embedded Piper voice",
-                     voices=[TtsVoice(name="piper", attribution=ATTRIBUTION, installed=True, version=None,
+                     voices=[TtsVoice(name="piper", attribution=PIPER, installed=True, version=None,
                                       description="Piper (joe, en-US)", languages=["en-US"])])
     handle = [HandleProgram(name="venus-edge-harness", attribution=ATTRIBUTION, installed=True, version=None,
                             description="The device's harness: its tools, Home Assistant's and its chat model",
