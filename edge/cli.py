@@ -269,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         return bench_main(argv[1:])
     if argv and argv[0] == "trace":
         return trace_main(argv[1:])
+    if argv and argv[0] == "wyoming":
+        from edge.wyoming.serve import main as wyoming_main
+        return wyoming_main(argv[1:])
     return run(argv)
 
 

@@ -60,7 +60,7 @@ pip_packages() {
   log "installing Python packages (torch CPU for export, the bundled models, test tools)"
   # torch 2.13.0 CPU first, so nothing later pulls a multi-GB CUDA build.
   quiet "$VENV/bin/pip" install -q "torch==2.13.0"
-  quiet "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,export,quant,dev]"
+  quiet "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,wyoming,export,quant,dev]"
   # These declare torch/torchaudio stacks they do not need at run time: install the files only.
   # rapidocr-onnxruntime names opencv-python and onnxruntime (CPU) as requirements; ours are headless/gpu.
   quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1" \

@@ -2,7 +2,9 @@
 
     "harness": {
       "dir": "state/harness",                      # work-item store and frozen evidence
-      "router": "general-only" | "embedded" | {"gguf": PATH} | {"scripted": {"rules": [...], "default": ...}},
+      "router": "general-only" | "embedded" | {"gguf": PATH} | {"scripted": {"rules": [...], "default": ...}}
+                | {"fast": ROUTER},                  # rules first when one capability clearly matches
+                                                   # ("embedded" and {"gguf"} have it unless "fast": false)
       "chat": {"url": "http://127.0.0.1:8080/v1", "model": "..."} | {"gguf": PATH} | "embedded",
       "skills": "skills/",
       "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]},
@@ -27,6 +29,7 @@ from edge.harness.general import GeneralCapability
 from edge.harness.mcp_tools import McpHub
 from edge.harness.memory import MemoryCapability
 from edge.harness.multimodal import MultimodalCapability, embedded_transcriber, load_factory
+from edge.harness.fast_route import FastRouter
 from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
 from edge.harness.settings import HarnessSettings
 from edge.harness.skills import load_skills
@@ -54,14 +57,17 @@ def build_router(spec: Any, threads: int = 1) -> Router:
         return GeneralOnlyRouter()
     if spec == "embedded":
         from edge.backends.locate import QWEN_GGUF, assemble
-        return ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads)
+        return FastRouter(ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads))
     if isinstance(spec, dict) and "gguf" in spec:
-        return ModelRouter.from_gguf(spec["gguf"], threads=int(spec.get("threads", threads)))
+        model = ModelRouter.from_gguf(spec["gguf"], threads=int(spec.get("threads", threads)))
+        return FastRouter(model) if spec.get("fast", True) else model
+    if isinstance(spec, dict) and "fast" in spec:  # rules first, then any other router
+        return FastRouter(build_router(spec["fast"], threads))
     if isinstance(spec, dict) and "scripted" in spec:
         s = spec["scripted"]
         return ScriptedRouter(s.get("rules", []), s.get("default", "general"))
-    raise ValueError(f"unknown router {spec!r}; use 'general-only', 'embedded', {{'gguf': PATH}} or "
-                     "{'scripted': {...}}")
+    raise ValueError(f"unknown router {spec!r}; use 'general-only', 'embedded', {{'gguf': PATH}}, "
+                     "{'scripted': {...}} or {'fast': ROUTER}")
 
 
 def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int = 1) -> tuple[Registry, list[str],

@@ -203,9 +203,11 @@ class Harness(ReturnSide):
             if not item.capability and self.jobs.get(item.id) is job:
                 self.store.update(item.id, capability=choice.capability, arguments=json.dumps(choice.arguments),
                                   continuation_of=choice.continuation_of)
-                self.emit(m.WorkEvent(item.id, S.RUNNING, f"routed to {choice.capability}",
+                how = f" by {choice.path}" if choice.path else ""
+                self.emit(m.WorkEvent(item.id, S.RUNNING, f"routed to {choice.capability}{how}",
                                       {"capability": choice.capability, "arguments": choice.arguments,
-                                       "continuation_of": choice.continuation_of}))
+                                       "continuation_of": choice.continuation_of, "route": choice.path,
+                                       "why": choice.why}))
         return choice
 
     def _finish(self, job: Job, outcome: Outcome | None = None, error: CapabilityError | None = None) -> None:

@@ -20,6 +20,8 @@ class Choice:
     capability: str
     arguments: dict[str, Any]
     continuation_of: str = ""
+    path: str = ""  # how it was chosen: "rules", "model", "scripted", ... (kept in the work item's record)
+    why: str = ""
 
 
 @dataclass
@@ -45,7 +47,7 @@ class GeneralOnlyRouter:
     def route(self, instruction: str, registry: Registry, recent: list[Recent]) -> Choice:
         if registry.get("general") is None:
             raise CapabilityError("no general capability is configured, so I cannot handle that")
-        return Choice("general", {"request": instruction})
+        return Choice("general", {"request": instruction}, path=self.name, why="everything goes to general")
 
 
 class ScriptedRouter:
@@ -71,10 +73,10 @@ class ScriptedRouter:
         for rx, cap, args in self.rules:
             m = rx.search(instruction)
             if m:
-                return Choice(cap, self._fill(args, m))
+                return Choice(cap, self._fill(args, m), path=self.name, why=f"rule {rx.pattern!r} matched")
         if self.default is None:
             raise CapabilityError("no capability fits that request")
-        return Choice(self.default, {"request": instruction})
+        return Choice(self.default, {"request": instruction}, path=self.name, why="no rule matched")
 
 
 # Keywords the grammar keeps. Length limits and patterns are left to validation afterwards: a
@@ -160,6 +162,7 @@ class ModelRouter:
         text = out["choices"][0]["message"]["content"] or ""
         try:
             data = json.loads(text)
-            return Choice(str(data["capability"]), data["arguments"], str(data.get("continuation_of") or ""))
+            return Choice(str(data["capability"]), data["arguments"], str(data.get("continuation_of") or ""),
+                          path=self.name, why="the model chose under the capabilities' grammar")
         except (json.JSONDecodeError, KeyError, TypeError):
             raise CapabilityError("I could not work out which tool to use for that") from None

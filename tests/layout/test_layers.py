@@ -37,6 +37,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
                     "edge.capture", "edge.harness", "edge.bargein", "edge.bundle", "edge.timeline",
                     "edge.observe", "edge.bench", "edge.session", "edge.settings", "edge.cli", "export", "quant"),
     "edge.nodes": ("edge.bench", "export", "quant"),
+    # Wyoming serves the device's recognizer and voice (detect, speech, backends) and answers transcripts
+    # through the harness; never the session's graph.
+    "edge.wyoming": ("edge.nodes", "edge.graph", "edge.frontend", "edge.capture", "edge.bench",
+                     "edge.session", "export", "quant"),
     # The observer reads the bus and the supervisor: messages, wire, timeline, graph and nothing of the models.
     "edge.observe": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
                      "edge.bargein", "edge.detect", "edge.backends", "edge.bundle", "edge.session",

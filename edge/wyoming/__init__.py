@@ -1,0 +1,1 @@
+"""Wyoming: this device's speech recognizer and voice served to Home Assistant over the Wyoming protocol."""

@@ -1,0 +1,55 @@
+"""Wyoming's conversation handler: a transcript in, the harness's spoken answer out.
+
+Each transcript becomes one work item of the harness configured with
+`--harness` (the same router, tools and chat as a voice session), so "turn off
+the kitchen light" from a Home Assistant pipeline calls the same tool and is
+answered in the same words.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from edge.clock import MonotonicClock
+from edge.harness import states as S
+from edge.harness.assemble import build_harness
+
+ANSWERED = (S.COMPLETED, S.DELIVERING, S.DELIVERED)
+
+
+class Conversation:
+    def __init__(self, cfg: dict[str, Any], timeout_s: float = 60.0) -> None:
+        self.built = build_harness(cfg, Path(cfg.get("dir") or "state/wyoming"), MonotonicClock(),
+                                   lambda msg: None)  # no session to deliver to: answers are read back here
+        self.timeout_s = timeout_s
+        self._ids = itertools.count(1)
+        self._stamp = time.strftime("%Y%m%dT%H%M%S")
+        self._lock = threading.Lock()
+
+    @property
+    def problems(self) -> list[str]:
+        return self.built.problems
+
+    def answer(self, text: str) -> tuple[bool, str]:
+        """(handled, what to say) for one transcript; blocks until the work item ends."""
+        h = self.built.harness
+        with self._lock:
+            work_id = f"wyoming-{self._stamp}-{next(self._ids)}"
+        h.accept(work_id, text, h.clock.now_ns(), 0)
+        deadline = time.monotonic() + self.timeout_s
+        while time.monotonic() < deadline:
+            h.poll()
+            item = h.store.get(work_id)
+            if item is not None and item.state in ANSWERED:
+                return True, item.result
+            if item is not None and item.state in S.TERMINAL:
+                return False, item.notice or "Sorry, I couldn't do that."
+            time.sleep(0.02)
+        h.cancel(work_id, "took too long for the conversation handler")
+        return False, "Sorry, that took too long."
+
+    def close(self) -> None:
+        self.built.close()

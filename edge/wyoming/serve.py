@@ -1,0 +1,97 @@
+"""`venus-edge wyoming`: serve the device's recognizer and voice to Home Assistant over Wyoming.
+
+Loopback by default: a Wyoming server has no authentication, so listening on
+every interface takes `--public`.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import logging
+import sys
+from functools import partial
+from urllib.parse import urlparse
+
+from wyoming.server import AsyncServer
+
+from edge.wyoming.handler import Handler, Models
+
+log = logging.getLogger(__name__)
+DEFAULT_URI = "tcp://127.0.0.1:10300"
+
+
+def check_uri(uri: str, public: bool) -> str | None:
+    """One sentence when the URI is wrong or would expose the models, else None."""
+    u = urlparse(uri)
+    if u.scheme == "unix" or uri == "stdio://":
+        return None
+    if u.scheme != "tcp" or not u.hostname or u.port is None:
+        return f"--uri {uri!r} is not a Wyoming address; use tcp://HOST:PORT (e.g. {DEFAULT_URI}) or unix://PATH"
+    try:
+        loopback = ipaddress.ip_address(u.hostname).is_loopback
+    except ValueError:
+        loopback = u.hostname == "localhost"
+    if not loopback and not public:
+        return (f"--uri {uri} listens beyond this machine and Wyoming has no password; "
+                "add --public to allow it, or use tcp://127.0.0.1:PORT")
+    return None
+
+
+def load_models(threads: int, harness: dict | None = None) -> Models:
+    from edge.detect.asr import Transcriber
+    from edge.speech.piper.voice import PiperVoice
+    answerer = None
+    if harness is not None:
+        from edge.wyoming.converse import Conversation
+        answerer = Conversation(harness)
+        for p in answerer.problems:
+            log.warning("wyoming: %s", p)
+    return Models(Transcriber(threads), PiperVoice(threads), answerer)
+
+
+async def serve(uri: str, models: Models, ready: asyncio.Event | None = None) -> None:
+    server = AsyncServer.from_uri(uri)
+    await server.start(partial(Handler, models))
+    log.info("wyoming: serving on %s", uri)
+    if ready is not None:
+        ready.set()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="venus-edge wyoming", description=__doc__.split("\n")[0])
+    p.add_argument("--uri", default=DEFAULT_URI, help=f"where to listen (default {DEFAULT_URI})")
+    p.add_argument("--public", action="store_true", help="allow listening beyond this machine (no password)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--harness", help="a JSON file of harness settings: answer transcripts with its tools and chat")
+    args = p.parse_args(argv)
+    problem = check_uri(args.uri, args.public)
+    if problem:
+        print(f"venus-edge wyoming: {problem}", file=sys.stderr)
+        return 2
+    harness = None
+    if args.harness:
+        from edge.harness.settings import load_harness_config
+        try:
+            harness = load_harness_config(args.harness)
+        except ValueError as exc:
+            print(f"venus-edge wyoming: {exc}", file=sys.stderr)
+            return 2
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        models = load_models(args.threads, harness)
+    except Exception as exc:  # noqa: BLE001  (a missing model file: one sentence)
+        print(f"venus-edge wyoming: the models could not be loaded ({exc})", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(serve(args.uri, models))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        print(f"venus-edge wyoming: cannot listen on {args.uri} ({exc.strerror or exc})", file=sys.stderr)
+        return 1
+    return 0
