@@ -41,6 +41,29 @@ def english_voices() -> list[str]:
     return langs
 
 
+# Words of the domain for the `prompt` setting: generic household vocabulary, none of the set's names.
+DOMAIN_PROMPT = "Turn on the lights, set a timer, remind me at 7:30 a.m., thermostat, weather, shopping list."
+SETTINGS = "beamN (beam search of N), prompt (DOMAIN_PROMPT as previous text), ts (decode with timestamps)"
+
+
+def recognizer(spec: str, threads: int) -> Transcriber:
+    """`model[:setting+setting]`, e.g. `tiny.en:beam5+prompt`; one clear sentence for a bad one."""
+    model, _, settings = spec.partition(":")
+    if model not in MODELS:
+        raise ValueError(f"unknown recognizer {model!r}; use some of {','.join(MODELS)}")
+    kw: dict = {}
+    for s in filter(None, settings.split("+")):
+        if s.startswith("beam") and s[4:].isdigit() and int(s[4:]) >= 1:
+            kw["beam_size"] = int(s[4:])
+        elif s == "prompt":
+            kw["prompt"] = DOMAIN_PROMPT
+        elif s == "ts":
+            kw["timestamps"] = True
+        else:
+            raise ValueError(f"unknown setting {s!r} in {spec!r}; settings are {SETTINGS}")
+    return Transcriber(threads, model, **kw)
+
+
 def speak(u: Utterance, piper) -> np.ndarray:
     if u.voice == "piper":
         return resample(piper.sentence_audio(u.text), piper.sample_rate, RATE).astype(np.float32)
@@ -52,26 +75,26 @@ def main(argv: list[str]) -> int:
     p.add_argument("--utterances", type=int, default=240, help="utterances in the set, held-out part included "
                                                                "(default 240)")
     p.add_argument("--seed", type=int, default=1, help="seed of the set (the held-out part uses another)")
-    p.add_argument("--models", default=",".join(MODELS), help=f"recognizers to compare (default {','.join(MODELS)})")
+    p.add_argument("--models", default=",".join(MODELS),
+                   help=f"recognizers to compare, each model[:setting+...] (default {','.join(MODELS)}); "
+                        f"settings: {SETTINGS}")
     p.add_argument("--threads", type=int, default=1, help="recognizer threads (default 1)")
     p.add_argument("--out", type=Path, help="write every utterance's reference and transcripts here (JSON)")
     args = p.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
-    bad = [m for m in models if m not in MODELS]
-    if bad or not models:
-        print(f"venus-edge bench asr: unknown recognizer {bad or args.models!r}; use some of {','.join(MODELS)}.",
-              file=sys.stderr)
+    if not models:
+        print(f"venus-edge bench asr: --models is empty; use some of {','.join(MODELS)}.", file=sys.stderr)
         return 2
     if args.utterances < 1:
         print("venus-edge bench asr: --utterances must be at least 1.", file=sys.stderr)
         return 2
     try:
-        recognizers = {m: Transcriber(args.threads, m) for m in models}
+        recognizers = {m: recognizer(m, args.threads) for m in models}
         from edge.speech.piper.voice import PiperVoice
         piper = PiperVoice(threads=args.threads)
         langs = english_voices()
-    except (ModelMissing, FileNotFoundError, subprocess.SubprocessError) as exc:
-        print(f"venus-edge bench asr: {exc}", file=sys.stderr)
+    except (ValueError, ModelMissing, FileNotFoundError, subprocess.SubprocessError) as exc:
+        print(f"venus-edge bench asr: {exc}.", file=sys.stderr)
         return 2
 
     utterances = generate(args.utterances, args.seed, langs)
@@ -95,7 +118,7 @@ def main(argv: list[str]) -> int:
                 errors = tallies[(m, part)].add(u.text, heard, u.names)
             row[m] = heard
             if errors:
-                print(f"  {m:<8}{u.voice}@{u.wpm or '-'} {'room' if u.room else ''}"
+                print(f"  {m} {u.voice}@{u.wpm or '-'} {'room' if u.room else ''}"
                       f"{f' snr{u.snr_db:.0f}' if u.snr_db is not None else ''}: {u.text!r} -> {heard!r}")
         rows.append(row)
     if args.out:

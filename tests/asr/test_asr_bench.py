@@ -38,3 +38,9 @@ def test_an_unknown_recognizer_is_one_sentence(capsys):
     assert main(["bench", "asr", "--models", "large"]) == 2
     err = capsys.readouterr().err
     assert "unknown recognizer" in err and "tiny.en,base" in err and "Traceback" not in err
+
+
+def test_an_unknown_setting_names_the_known_ones(capsys):
+    assert main(["bench", "asr", "--models", "tiny.en:beam0"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown setting 'beam0'" in err and "beamN" in err and "Traceback" not in err
