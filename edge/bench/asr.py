@@ -70,6 +70,33 @@ def speak(u: Utterance, piper) -> np.ndarray:
     return say(u.text, u.voice, u.wpm)
 
 
+def condition(row: dict) -> str:
+    return "+".join(filter(None, ["room" if row["room"] else "", f"noise{row['snr_db']:.0f}dB"
+                                  if row["snr_db"] is not None else ""])) or "clean"
+
+
+def breakdown(rows: list[dict], models: list[str]) -> list[str]:
+    """WER per room condition and per kind of voice, so a figure can be traced to what makes it."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(condition(r), []).append(r)
+        if r["voice"] != "piper":
+            groups.setdefault(f"espeak {r['wpm']} wpm", []).append(r)
+            groups.setdefault(f"espeak +{r['voice'].partition('+')[2] or 'plain'}", []).append(r)
+        else:
+            groups.setdefault("piper", []).append(r)
+    lines = []
+    for name in sorted(groups):
+        cells = []
+        for m in models:
+            t = Tally()
+            for r in groups[name]:
+                t.add(r["text"], r[m], frozenset(r["names"]))
+            cells.append(f"{m} {t.rate():.1f}%")
+        lines.append(f"{name:<18}({len(groups[name])}) " + ", ".join(cells))
+    return lines
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge bench asr", description=__doc__.split("\n\n")[0])
     p.add_argument("--utterances", type=int, default=240, help="utterances in the set, held-out part included "
@@ -108,7 +135,7 @@ def main(argv: list[str]) -> int:
     for i, u in enumerate(utterances):
         audio = in_room(speak(u, piper), u.room, u.snr_db, seed=args.seed * 100003 + i)
         seconds += len(audio) / RATE
-        row = {"text": u.text, "voice": u.voice, "wpm": u.wpm, "room": u.room, "snr_db": u.snr_db,
+        row = {"text": u.text, "names": sorted(u.names), "voice": u.voice, "wpm": u.wpm, "room": u.room, "snr_db": u.snr_db,
                "held_out": u.held_out}
         for m, rec in recognizers.items():
             t0 = time.perf_counter()
@@ -125,6 +152,8 @@ def main(argv: list[str]) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1))
     print(f"\n{seconds:.0f} s of speech")
+    for line in breakdown(rows, models):
+        print(line)
     for part in ("main", "held-out"):
         for m in models:
             t = tallies[(m, part)]
