@@ -26,6 +26,7 @@ from edge.bench.asr_set import Utterance, generate, in_room
 from edge.bench.spoken import say
 from edge.bench.wer import Tally
 from edge.detect.asr import MODELS, Transcriber
+from edge.speech.piper.voice import PiperVoice
 from kernels.resample import resample
 
 
@@ -64,7 +65,7 @@ def recognizer(spec: str, threads: int) -> Transcriber:
     return Transcriber(threads, model, **kw)
 
 
-def speak(u: Utterance, piper) -> np.ndarray:
+def speak(u: Utterance, piper: PiperVoice) -> np.ndarray:
     if u.voice == "piper":
         return resample(piper.sentence_audio(u.text), piper.sample_rate, RATE).astype(np.float32)
     return say(u.text, u.voice, u.wpm)
@@ -117,7 +118,6 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         recognizers = {m: recognizer(m, args.threads) for m in models}
-        from edge.speech.piper.voice import PiperVoice
         piper = PiperVoice(threads=args.threads)
         langs = english_voices()
     except (ValueError, ModelMissing, FileNotFoundError, subprocess.SubprocessError) as exc:
@@ -149,8 +149,12 @@ def main(argv: list[str]) -> int:
                       f"{f' snr{u.snr_db:.0f}' if u.snr_db is not None else ''}: {u.text!r} -> {heard!r}")
         rows.append(row)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(rows, indent=1))
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(rows, indent=1))
+        except OSError as exc:
+            print(f"venus-edge bench asr: could not write {args.out} ({exc.strerror}); the figures follow.",
+                  file=sys.stderr)
     print(f"\n{seconds:.0f} s of speech")
     for line in breakdown(rows, models):
         print(line)
