@@ -44,7 +44,7 @@ def english_voices() -> list[str]:
 
 # Words of the domain for the `prompt` setting: generic household vocabulary, none of the set's names.
 DOMAIN_PROMPT = "Turn on the lights, set a timer, remind me at 7:30 a.m., thermostat, weather, shopping list."
-SETTINGS = "beamN (beam search of N), prompt (DOMAIN_PROMPT as previous text), ts (decode with timestamps)"
+SETTINGS = "beamN (beam search of N), prompt (household words as previous text), ts (decode with timestamps)"
 
 
 def recognizer(spec: str, threads: int) -> Transcriber:
