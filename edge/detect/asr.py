@@ -36,7 +36,10 @@ def model_dir(name: str) -> Path:
 
 
 class Transcriber:
-    def __init__(self, threads: int = 1, model: str = "tiny.en") -> None:
+    def __init__(self, threads: int = 1, model: str = "tiny.en", beam_size: int = 1, prompt: str = "",
+                 timestamps: bool = False) -> None:
+        """`beam_size`, `prompt` (words of the domain, given as previous text) and `timestamps` (decode with
+        them, as whisper was trained) are for measuring other settings; the defaults are the runtime's."""
         folder = model_dir(model)
         try:
             import ctranslate2
@@ -49,7 +52,11 @@ class Transcriber:
                                   num_workers=1, local_files_only=True)
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe",
                                    language="en")
-        self.prompt = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
+        previous = [self.tokenizer.sot_prev] + self.tokenizer.encode(" " + prompt.strip()) if prompt else []
+        self.prompt = previous + list(self.tokenizer.sot_sequence) + (
+            [self.tokenizer.timestamp_begin] if timestamps else [self.tokenizer.no_timestamps])
+        self.beam_size = beam_size
+        self.extra = len(previous)  # the length limit counts the prompt's previous text too
 
     def transcribe(self, audio: np.ndarray) -> str:
         """Text of 16 kHz mono float32 audio (one utterance); '' for silence or noise."""
@@ -65,12 +72,12 @@ class Transcriber:
         x = np.zeros((1, feats.shape[0], frames), np.float32)
         x[0, :, :n] = feats[:, :n]
         enc = self.model.model.encode(self._ct2.StorageView.from_array(x))
-        res = self.model.model.generate(enc, [self.prompt], beam_size=1, max_length=min(224, 12 + n // 12),
-                                        return_no_speech_prob=True, return_scores=True, suppress_blank=True,
+        res = self.model.model.generate(enc, [self.prompt], beam_size=self.beam_size,
+                                        max_length=min(224, 12 + n // 12) + self.extra, return_no_speech_prob=True, return_scores=True, suppress_blank=True,
                                         suppress_tokens=[-1], no_repeat_ngram_size=3)[0]
         if res.no_speech_prob > 0.9:  # the VAD heard speech already: drop only what is clearly not
             return ""
-        ids = [t for t in res.sequences_ids[0] if t < self.tokenizer.eot]
+        ids = [t for t in res.sequences_ids[0] if t < self.tokenizer.eot]  # timestamps are above eot
         return self.tokenizer.decode(ids).strip()
 
     def _long(self, audio: np.ndarray) -> str:
