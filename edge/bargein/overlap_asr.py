@@ -9,10 +9,11 @@ the embedded recognizer (edge/detect/asr.py: whisper tiny.en, or base as
 It runs on a worker thread of its own: the frontend node starts it when the
 chunk arrives, it runs while the frontend steps (whisper and llama.cpp both
 leave Python's lock while they compute), and the judge waits for it at the
-boundary. The model loads on that thread too: at once in a live session, at
-the first speech over the reply otherwise. When the recognizer is not
-installed, the judge keeps deciding from level and length and the log says
-why, once.
+boundary. A live session loads the model while the node sets up, before the
+session starts (loading it while chunks arrive delayed them by up to 150 ms);
+a virtual-clock session loads it on the worker at the first speech over the
+reply. When the recognizer is not installed, the judge keeps deciding from
+level and length and the log says why, once.
 """
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ class OverlapTranscriber:
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="overlap-asr")
         self._asr: Transcriber | None = None
         self.failed: str | None = None  # set when loading or running failed: the judge stops asking
-        if preload:
-            self.pool.submit(self._load)
+        if preload:  # during the node's set-up, before the session starts: never while chunks arrive
+            self._load()
 
     @classmethod
     def load(cls, config: dict, preload: bool = False) -> "OverlapTranscriber | None":
