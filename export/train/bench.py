@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import soundfile as sf
 from tqdm import tqdm
 
 from export.errors import ExportError
-from export.train import script
 from export.train.cache import entry, trained_checkpoint
 from export.train.loop import TrainSettings, phrases
 from export.train.score import Decision, Score, score_session
@@ -56,14 +53,13 @@ def write_inputs(session: Session, stem: Path) -> tuple[Path, Path | None]:
 def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_chunks: int,
                 venus: dict) -> list[Decision]:
     from edge import messages as m
-    from edge.graph.supervisor import SupervisorSettings
     from edge.session import SessionConfig, run_session as run
     from edge.timeline.journal import Journal
 
     cfg = SessionConfig(mic=str(wav), camera=str(frames) if frames else None, speaker="null", journal=str(journal),
                         realtime=False, frontend=f"bundle:{bundle}", voice="null", threads=1, video_fps=1.0,
                         echo_cancel=False, barge_in=False, extra={"venus": venus})
-    report = run(cfg, settings=SupervisorSettings(hang_s=900.0, handshake_timeout_s=600.0))
+    report = run(cfg)  # the supervisor's defaults, as `venus-edge` runs
     if not report.ok:
         raise ExportError(f"The session on {wav.name} did not complete: {report.reason}.")
     decisions = [Decision(k) for k in range(n_chunks)]
