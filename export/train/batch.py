@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from export.train import script
 from export.train.sequence import IGNORE, Layout, Tokens, build_layout
 from export.train.session import Session
 from kernels.image import slice_image
@@ -51,6 +52,7 @@ class Batch:
     layouts: list[Layout]
     views: list[torch.Tensor]  # unique normalised slices (1, 3, H, W)
     image_index: list[list[tuple[np.ndarray, list[int]]]]  # per session: (positions, view ids in order)
+    asked: list[tuple[int, int, int, int]]  # (session, first chunk of the question, answer chunk, question number)
 
 
 def session_views(session: Session, slicing: Slicing) -> tuple[list[np.ndarray], list[list[int]]]:
@@ -73,8 +75,11 @@ def session_views(session: Session, slicing: Slicing) -> tuple[list[np.ndarray],
 
 def make_batch(sessions: list[Session], tok: Tokens, system_ids: list[int], audio_per_chunk: int,
                slicing: Slicing | None) -> Batch:
-    mels, layouts, all_views, image_index = [], [], [], []
-    for s in sessions:
+    mels, layouts, all_views, image_index, asked = [], [], [], [], []
+    keys = [q.key for q in script.questions(sessions[0].variant)] if sessions else []
+    for si, s in enumerate(sessions):
+        asked += [(si, int(s.events[t.question].start_s), t.first, keys.index(t.key))
+                  for t in s.turns if t.kind in ("reply", "delegate")]
         mels.append(np.stack([chunk_mel(s.chunk_audio(k)) for k in range(s.n_chunks)]))
         views, per_chunk = session_views(s, slicing) if slicing is not None else ([], [])
         offset = len(all_views)
@@ -93,4 +98,4 @@ def make_batch(sessions: list[Session], tok: Tokens, system_ids: list[int], audi
         weights[i, :len(l.ids)] = l.weights
         kinds[i, :len(l.ids)] = l.kinds
     return Batch(torch.from_numpy(np.stack(mels)), torch.from_numpy(ids), torch.from_numpy(targets),
-                 torch.from_numpy(weights), torch.from_numpy(kinds), layouts, [torch.from_numpy(v) for v in all_views], image_index)
+                 torch.from_numpy(weights), torch.from_numpy(kinds), layouts, [torch.from_numpy(v) for v in all_views], image_index, asked)

@@ -18,6 +18,7 @@ import soundfile as sf
 from tqdm import tqdm
 
 from export.errors import ExportError
+from export.train import script
 from export.train.cache import entry, trained_checkpoint
 from export.train.loop import TrainSettings, phrases
 from export.train.score import Decision, Score, score_session
@@ -50,22 +51,53 @@ def write_inputs(session: Session, stem: Path) -> tuple[Path, Path | None]:
     return wav, frames
 
 
+SKILL = """import json
+import pathlib
+
+ANSWERS = json.loads((pathlib.Path(__file__).parent / "answers.json").read_text())
+
+
+def run(arguments, context):
+    return ANSWERS.get(arguments.get("request", "").strip(), "I could not find that.")
+"""
+
+
+def harness_config(root: Path) -> dict:
+    """A harness whose one skill answers each fixed delegate instruction with a fixed result."""
+    skill = root / "skills" / "lookup"
+    skill.mkdir(parents=True, exist_ok=True)
+    answers = {q.delegate: script.RESULTS[q.key][0] for q in script.OUTSIDE}
+    (skill / "answers.json").write_text(json.dumps(answers, indent=2) + "\n")
+    (skill / "skill.py").write_text(SKILL)
+    (skill / "skill.json").write_text(json.dumps({
+        "name": "lookup", "version": "1", "description": "Answers the outside-knowledge questions from a table.",
+        "arguments": {"type": "object", "properties": {"request": {"type": "string"}}, "required": ["request"]},
+        "entry": {"python": "skill.py:run"}}, indent=2) + "\n")
+    return {"router": {"scripted": {"rules": [], "default": "lookup"}}, "skills": str(root / "skills")}
+
+
 def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_chunks: int,
-                venus: dict) -> list[Decision]:
+                venus: dict, harness: dict, pace: float = 1.0) -> list[Decision]:
+    """One session through the process graph; `pace` > 0 feeds the file that many times faster than real time
+    on the wall clock, 0 runs it on the virtual clock (fast, but harness results then arrive after the input
+    has ended: capture publishes the whole file at once and the clock jumps to its end)."""
     from edge import messages as m
     from edge.session import SessionConfig, run_session as run
     from edge.timeline.journal import Journal
 
     cfg = SessionConfig(mic=str(wav), camera=str(frames) if frames else None, speaker="null", journal=str(journal),
-                        realtime=False, frontend=f"bundle:{bundle}", voice="null", threads=1, video_fps=1.0,
-                        echo_cancel=False, barge_in=False, extra={"venus": venus})
+                        realtime=pace > 0, pace=pace or 1.0, frontend=f"bundle:{bundle}", voice="null", threads=1, video_fps=1.0,
+                        echo_cancel=False, barge_in=False, extra={"venus": venus, "harness": harness})
     report = run(cfg)  # the supervisor's defaults, as `venus-edge` runs
     if not report.ok:
         raise ExportError(f"The session on {wav.name} did not complete: {report.reason}.")
     decisions = [Decision(k) for k in range(n_chunks)]
+    results = {msg.id: msg.text for _, msg in Journal(journal).messages(m.BackendResult)}
     for _, msg in Journal(journal).messages(m.ChunkDecision):
         if 0 <= msg.index < n_chunks:
-            decisions[msg.index] = Decision(msg.index, msg.control, msg.text, msg.turn_end)
+            injected = [results.get(i, "") for i in msg.info.get("injected", [])]
+            decisions[msg.index] = Decision(msg.index, msg.control, msg.text, msg.turn_end,
+                                            injected=injected[-1] if injected else "")
     for _, msg in Journal(journal).messages(m.DelegateRequest):
         if 0 <= msg.index < n_chunks:
             decisions[msg.index].delegates.append(msg.instruction)
@@ -73,7 +105,7 @@ def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_c
 
 
 def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed: int = 0,
-                  types: tuple[str, ...] = ("F16",), progress: bool = True) -> dict[str, Score]:
+                  types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> dict[str, Score]:
     settings = TrainSettings(variant, seed=seed)
     t0 = time.monotonic()
     ckpt = trained_checkpoint(settings, progress)
@@ -87,27 +119,28 @@ def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed:
                           mix=BENCH_MIX) for i in range(sessions)]
     out = workdir / variant
     out.mkdir(parents=True, exist_ok=True)
+    harness = harness_config(out / "harness")
     scores: dict[str, Score] = {}
     for precision in types:
         total = Score()
         for i, session in enumerate(tqdm(plans, desc=f"{variant} {precision} sessions", disable=not progress)):
             wav, frames = write_inputs(session, out / f"session-{i:02d}")
             decisions = run_session(bundle, wav, frames, out / f"session-{i:02d}-{precision}.journal",
-                                    session.n_chunks, {"precision": precision})
+                                    session.n_chunks, {"precision": precision}, harness, pace)
             total.merge(score_session(session, decisions))
         scores[precision] = total
     return scores
 
 
 def run_bench(variants: list[str], sessions: int, chunks: int, workdir: Path | None, seed: int = 0,
-              types: tuple[str, ...] = ("F16",), progress: bool = True) -> int:
+              types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         root = workdir or Path(tmp)
         lines = []
         for variant in variants:
-            scores = bench_variant(variant, sessions, chunks, root, seed, types, progress)
+            scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace)
             for precision, sc in scores.items():
                 print(f"{variant} {precision}: {sc.detail()}")
             lines.append(scores[types[0]].line(variant))

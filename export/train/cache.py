@@ -87,7 +87,7 @@ def trained_checkpoint(settings: TrainSettings, progress: bool = True, retrain: 
 
 def audio_settings(settings: TrainSettings) -> TrainSettings:
     s = settings.resolved()
-    return TrainSettings("audio", seed=s.seed, llm=s.llm, system_prompt=s.system_prompt)
+    return TrainSettings("audio", seed=s.seed, llm=s.llm, audio=s.audio, system_prompt=s.system_prompt)
 
 
 def copy_checkpoint(src: Path, out: Path) -> None:

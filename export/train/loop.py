@@ -42,12 +42,17 @@ class TrainSettings:
     batch: int = 0
     chunks: int = 0  # session length in 1 s chunks (at most 30: the audio encoder's position table)
     lr: float = 2e-3
-    media_lr: float = 1e-3
+    media_lr: float = 2e-3
     warmup: int = 30
     llm: dict = field(default_factory=lambda: dict(TINY_LLM))
+    # A wider streaming audio encoder than `venus-export tiny`'s 32: it learns which question was asked faster.
+    audio: dict = field(default_factory=lambda: {"d_model": 64, "encoder_ffn_dim": 256})
     system_prompt: str | None = None  # None: the runtime's default (VenusSettings.system_prompt)
     train_tower: bool = False  # Omni: train the SigLIP tower too (the resampler always learns)
     voices: int = 0  # train on the first N training voices only (0: all of them); small runs in tests
+    # A training-only head reads which question was just asked from the answer chunk's audio embeddings, so
+    # the encoder learns to carry it to where the LLM decides (the head is not part of the checkpoint).
+    asked_weight: float = 0.5
 
     def resolved(self) -> "TrainSettings":
         if self.variant not in VARIANTS:
@@ -83,7 +88,8 @@ def audio_per_chunk(config: dict) -> int:
     return math.ceil(frames / 2) // int(config.get("audio_pool_step", 5))
 
 
-def step_loss(model: Venus, batch: Batch) -> tuple[torch.Tensor, dict]:
+def step_loss(model: Venus, batch: Batch, asked_head: torch.nn.Module | None = None,
+              asked_weight: float = 0.0) -> tuple[torch.Tensor, dict]:
     x = model.llm.embed(batch.ids.clamp(min=0))
     aud = model.encode_audio(batch.mel)  # (B, C, n, hidden)
     rows, cols, values = [], [], []
@@ -106,10 +112,18 @@ def step_loss(model: Venus, batch: Batch) -> tuple[torch.Tensor, dict]:
     ce = F.cross_entropy(logits, batch.targets[mask], reduction="none")
     w = batch.weights[mask]
     loss = (ce * w).sum() / w.sum()
+    extra = {}
+    if asked_head is not None and batch.asked and asked_weight:
+        want = torch.tensor([q for *_, q in batch.asked])
+        now = asked_head(torch.stack([aud[i, r].mean(0) for i, _, r, _ in batch.asked]))  # where the LLM decides
+        heard = asked_head(torch.stack([aud[i, a:r + 1].mean((0, 1)) for i, a, r, _ in batch.asked]))
+        loss = loss + asked_weight * (F.cross_entropy(now, want) + F.cross_entropy(heard, want))
+        extra["asked"] = float((now.argmax(-1) == want).float().mean())
+        extra["heard"] = float((heard.argmax(-1) == want).float().mean())
     with torch.no_grad():
         ok = (logits.argmax(-1) == batch.targets[mask]).float()
         kinds = batch.kinds[mask]
-        stats = {"loss": float(loss.detach())}
+        stats = {"loss": float(loss.detach()), **extra}
         for i, name in enumerate(KINDS):
             if name and bool((kinds == i).any()):
                 stats[name] = float(ok[kinds == i].mean())
@@ -139,10 +153,10 @@ def train(settings: TrainSettings, out: Path, cache_dir: Path, progress: bool = 
 def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: list | None,
            init_from: Path | None) -> dict:
     torch.manual_seed(s.seed)
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
         init = Path(tmp) / "init"
-        write_tiny(init, s.variant, s.seed, llm=s.llm)
+        write_tiny(init, s.variant, s.seed, llm=s.llm, audio=s.audio)
         reader = CheckpointReader(init)
         config = reader.config
         get = reader.get
@@ -159,7 +173,9 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
     if model.vision is not None and not s.train_tower:
         model.freeze_tower()
     media = [p for n, p in model.named_parameters() if not n.startswith("llm.") and p.requires_grad]
-    groups = [{"params": list(model.llm.parameters()), "lr": s.lr}, {"params": media, "lr": s.media_lr}]
+    asked_head = torch.nn.Linear(int(config["hidden_size"]), len(script.questions(s.variant)))
+    groups = [{"params": list(model.llm.parameters()), "lr": s.lr},
+              {"params": media + list(asked_head.parameters()), "lr": s.media_lr}]
     opt = torch.optim.AdamW(groups, betas=(0.9, 0.98), weight_decay=0.0)
     base = [g["lr"] for g in opt.param_groups]
     bar = tqdm(range(s.steps), desc=f"training tiny {s.variant}", unit="step", disable=not progress)
@@ -171,7 +187,7 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
         sessions = [make_session(s.variant, bank, voices, s.chunks, [s.seed, step, i])
                     for i in range(s.batch)]
         batch = make_batch(sessions, tok, system_ids, per_chunk, slicing)
-        loss, stats = step_loss(model, batch)
+        loss, stats = step_loss(model, batch, asked_head, s.asked_weight)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
@@ -179,18 +195,19 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
         bar.set_postfix({k: f"{v:.2f}" for k, v in stats.items()})
         if log is not None:
             log.append({"step": step, **stats})
-    seconds = round(time.monotonic() - t0, 1)
-    held = evaluate(model, s, tok, system_ids, per_chunk, slicing, cache_dir, progress)
-    record = {"settings": s.as_dict(), "seconds": seconds, "final": stats, "heldout": held}
+    seconds, cpu = round(time.monotonic() - t0, 1), round(time.process_time() - cpu0, 1)
+    held = evaluate(model, s, tok, system_ids, per_chunk, slicing, cache_dir, progress, asked_head)
+    record = {"settings": s.as_dict(), "seconds": seconds, "cpu_seconds": cpu, "final": stats, "heldout": held}
     from export.train.writer import write_trained
 
-    write_trained(out, s.variant, s.seed, s.llm, model.tensors(), record)
+    write_trained(out, s.variant, s.seed, s.llm, s.audio, model.tensors(), record)
     return record
 
 
 @torch.no_grad()
 def evaluate(model: Venus, s: TrainSettings, tok: Tokens, system_ids: list[int], per_chunk: int,
-             slicing: Slicing | None, cache_dir: Path, progress: bool, sessions: int = 16) -> dict:
+             slicing: Slicing | None, cache_dir: Path, progress: bool, asked_head: torch.nn.Module,
+             sessions: int = 16) -> dict:
     """Teacher-forced accuracy per decision kind on held-out sessions (voices and orders training never saw)."""
     from export.train.voices import HELDOUT_VOICES
 
@@ -200,7 +217,7 @@ def evaluate(model: Venus, s: TrainSettings, tok: Tokens, system_ids: list[int],
     for i in range(0, sessions, 4):
         batch = make_batch([make_session(s.variant, bank, HELDOUT_VOICES, s.chunks, [s.seed, HELDOUT_STREAM, j], heldout=True,
                                          mix=mix) for j in range(i, i + 4)], tok, system_ids, per_chunk, slicing)
-        _, stats = step_loss(model, batch)
+        _, stats = step_loss(model, batch, asked_head, 1.0)
         for k, v in stats.items():
             totals.setdefault(k, []).append(v)
     return {k: round(float(np.mean(v)), 4) for k, v in totals.items()}

@@ -8,7 +8,8 @@ chunk of a barge-in and the next are left out (the model may be yielding).
 A barge-in is honoured when the model's turn ends in the chunk of
 the barge-in or the next; a backchannel is talked through when the model
 neither yields there nor falls silent before its reply is done. Delegation
-is read from the delegate spans the runtime reported; a frame answer must
+is read from the delegate spans the runtime reported; a result prefilled
+after a chunk must be spoken in a turn starting within two chunks; a frame answer must
 name the colour (and for "what do you see?" the shape) on camera.
 """
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Decision:
     text: str = ""
     turn_end: bool = False
     delegates: list[str] = field(default_factory=list)
+    injected: str = ""  # a harness result prefilled after this chunk
 
 
 @dataclass
@@ -44,7 +46,7 @@ class Tally:
 
 
 METRICS = ("speak-after-turn", "talk-over", "interruption", "backchannel", "delegate", "local kept",
-           "frame-answer", "reply words", "instruction", "result spoken")
+           "frame-answer", "reply words", "instruction", "result spoken", "result words")
 
 
 @dataclass
@@ -102,10 +104,14 @@ def score_session(session: Session, decisions: list[Decision]) -> Score:
     qs = script.by_key(session.variant)
     yielded = lambda k: 0 <= k < n and decisions[k].turn_end and decisions[k].control == "speak"  # noqa: E731
 
+    for d in decisions:  # a prefilled result is spoken in the next turn, starting within two chunks
+        if d.injected:
+            start = next((s for s in starts if d.index < s <= d.index + 2), None)
+            t["result spoken"].add(start is not None)
+            if start is not None:
+                t["result words"].add(" ".join(_turn_text(decisions, start)[0].split()) == d.injected)
     for turn in session.turns:
         if turn.kind == "result":
-            ok = any(turn.first - 1 <= s <= turn.first + 2 for s in starts)
-            t["result spoken"].add(ok)
             continue
         ev = session.events[turn.question]
         q = qs[ev.key]

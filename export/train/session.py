@@ -33,6 +33,7 @@ MAX_PAUSE_S = 0.3
 YIELD_S = 0.75  # barge-in speech in a chunk that makes the model yield in that chunk; backchannels are shorter
 MAX_BACKCHANNEL_S = 0.65
 WORDS_PER_CHUNK = 4
+PIPER_SHARE = 0.25
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     frame_size: tuple[int, int] = (72, 96)  # (height, width) of the camera frames
     frame_seed: int = 0
+    voice: str = ""  # the user's voice (label)
 
     @property
     def n_chunks(self) -> int:
@@ -135,7 +137,10 @@ class Builder:
     def __init__(self, variant: str, bank: ClipBank, voices: tuple[Voice, ...], n_chunks: int,
                  rng: np.random.Generator, heldout: bool = False, mix: Mix | None = None) -> None:
         self.variant, self.bank, self.rng, self.n = variant, bank, rng, n_chunks
-        self.voice = voices[int(rng.integers(len(voices)))]
+        piper = [v for v in voices if v.engine == "piper"]
+        others = [v for v in voices if v.engine != "piper"] or piper
+        pool = piper if piper and rng.random() < PIPER_SHARE else others  # the one natural voice, often
+        self.voice = pool[int(rng.integers(len(pool)))]
         self.heldout = heldout
         self.mix = mix or Mix()
         self.audio = np.zeros(n_chunks * RATE, np.float32)
@@ -185,7 +190,7 @@ class Builder:
 
     # --- the session -------------------------------------------------------------------------------
     def build(self) -> Session:
-        t = float(self.rng.uniform(0.2, 2.0))
+        t = float(self.rng.uniform(0.2, 1.5))
         prev, interrupting = "", None  # interrupting: the turn a barge-in at t cuts
         while True:
             q = self.pick_question(prev)
@@ -223,7 +228,7 @@ class Builder:
                 for k, text in zip(range(turn.first, turn.last + 1), texts):
                     if self.plan[k].action == "speak":
                         self.plan[k].text = text
-        return Session(self.variant, self.audio, scenes, self.events, self.plan, self.turns)
+        return Session(self.variant, self.audio, scenes, self.events, self.plan, self.turns, voice=self.voice.label)
 
     def answer(self, q: script.Question, r: int, qi: int) -> tuple[float, Turn | None]:
         """Plan the model's answer from chunk r; returns when the user speaks next and the turn a barge-in cuts."""
@@ -281,7 +286,7 @@ class Builder:
 
     def after(self, last: int) -> float:
         """When the user speaks next, after the model's turn ending at chunk `last`; maybe an idle "okay" first."""
-        t = last + 1 + float(self.rng.uniform(0.2, 2.5))
+        t = last + 1 + float(self.rng.uniform(0.2, 1.8))
         if self.rng.random() < self.mix.ack and t + 1 < self.n:
             text = script.BACKCHANNELS[int(self.rng.integers(len(script.BACKCHANNELS)))]
             end = self.place(self.clip(text), t)

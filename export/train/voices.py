@@ -38,9 +38,11 @@ def _espeak(names: tuple[str, ...], rates: tuple[int, ...]) -> tuple[Voice, ...]
     return tuple(Voice("espeak", n, r) for n in names for r in rates)
 
 
-TRAIN_VOICES = _espeak(("en-us", "en-gb-x-rp", "en-029", "en-us+f3", "en-gb+m3", "en-gb-x-gbclan+f2", "en-us+m1",
-                        "en+f5", "en-gb-x-rp+m7", "en-029+f1", "en-us+klatt", "en-gb+f2"),
-                       (140, 175, 210)) + (Voice("piper", "joe", 0.85), Voice("piper", "joe", 1.2))
+# Five accents with several voice variants each; held-out sessions use three other accents.
+TRAIN_VOICES = _espeak(("en-us", "en-us+f1", "en-us+m2", "en-us+klatt", "en-us+Andy", "en-gb", "en-gb+f2",
+                        "en-gb+m4", "en-gb+Annie", "en-gb-x-rp", "en-gb-x-rp+m7", "en-gb-x-rp+f3", "en-gb-x-gbclan",
+                        "en-gb-x-gbclan+f5", "en-gb-x-gbclan+m6", "en-029", "en-029+f1", "en-029+m1",
+                        "en-029+klatt2"), (150, 195)) + tuple(Voice("piper", "joe", r) for r in (0.8, 0.9, 1.1, 1.25))
 HELDOUT_VOICES = (Voice("espeak", "en-gb-scotland", 155), Voice("espeak", "en-us-nyc+f4", 185),
                   Voice("espeak", "en-gb-x-gbcwmd+m5", 215), Voice("piper", "joe", 1.0))
 

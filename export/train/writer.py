@@ -17,9 +17,9 @@ from export.errors import ExportError
 from export.tiny import write_shards, write_tiny
 
 
-def write_trained(out: Path, variant: str, seed: int, llm: dict, trained: dict[str, np.ndarray],
+def write_trained(out: Path, variant: str, seed: int, llm: dict, audio: dict, trained: dict[str, np.ndarray],
                   record: dict) -> None:
-    write_tiny(out, variant, seed, llm=llm)
+    write_tiny(out, variant, seed, llm=llm, audio=audio)
     reader = CheckpointReader(out)
     tensors = {n: reader.get(n) for n in reader.names()}
     unknown = sorted(set(trained) - set(tensors))

@@ -188,7 +188,7 @@ def test_a_perfect_run_scores_full_marks_and_talking_over_is_counted(heldout_ban
         for p in s.plan:
             text = "" if p.action != "speak" else p.text if not in_turn or p.delegate else " " + p.text
             perfect.append(Decision(p.index, "listen" if p.action == "listen" else "speak", text, p.end_turn,
-                                    [p.delegate] if p.delegate else []))
+                                    [p.delegate] if p.delegate else [], p.inject))
             if p.action != "listen":
                 in_turn = not p.end_turn
         score = score_session(s, perfect)
