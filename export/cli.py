@@ -1,8 +1,9 @@
-"""`venus-export`: tiny | build | verify | engines | bench | plan."""
+"""`venus-export`: tiny | train-tiny | build | verify | engines | bench | plan."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -21,6 +22,15 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("out", type=Path)
     t.add_argument("--variant", choices=("omni", "audio"), default="omni")
     t.add_argument("--seed", type=int, default=0)
+
+    tt = sub.add_parser("train-tiny", help="a tiny checkpoint with the real layout, trained on synthetic "
+                                           "full-duplex sessions (cached; minutes on a CPU the first time)")
+    tt.add_argument("out", type=Path)
+    tt.add_argument("--variant", choices=("omni", "audio"), default="audio")
+    tt.add_argument("--seed", type=int, default=0)
+    tt.add_argument("--steps", type=int, default=0, help="training steps (0: the variant's default)")
+    tt.add_argument("--retrain", action="store_true", help="train again even when the cache holds the result")
+    tt.add_argument("--no-progress", action="store_true")
 
     b = sub.add_parser("build", help="build a bundle from a checkpoint")
     b.add_argument("checkpoint", type=Path)
@@ -52,9 +62,19 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--keep-old", action="store_true", help="keep engines built for other TensorRT versions or GPUs")
     e.add_argument("--dry-run", action="store_true", help="print the build commands and stop")
 
-    be = sub.add_parser("bench", help="LLM conversion throughput and peak memory against a naive writer")
-    be.add_argument("--size-mb", type=int, default=1100, help="size of the generated checkpoint's LLM")
+    be = sub.add_parser("bench", help="convert: LLM conversion throughput and peak memory against a naive writer; "
+                                      "tiny: the trained tiny model's behaviour through the runtime")
+    be.add_argument("what", nargs="?", choices=("convert", "tiny"), default="convert")
+    be.add_argument("--size-mb", type=int, default=1100, help="convert: size of the generated checkpoint's LLM")
     be.add_argument("--workdir", type=Path, help="where to generate (default: a temporary directory)")
+    be.add_argument("--variant", type=_csv, default=["audio", "omni"], help="tiny: variants to measure")
+    be.add_argument("--sessions", type=int, default=12, help="tiny: held-out sessions per variant")
+    be.add_argument("--chunks", type=int, default=20, help="tiny: chunks (seconds) per session")
+    be.add_argument("--types", type=_csv, default=["F16"], help="tiny: LLM GGUF types to run, e.g. F16,Q4_K_M")
+    be.add_argument("--seed", type=int, default=0, help="tiny: the training seed")
+    be.add_argument("--pace", type=float, default=1.0, help="tiny: feed each session this many times faster than "
+                                                             "real time (0: the virtual clock, where harness "
+                                                             "results come too late to be spoken)")
 
     sub.add_parser("plan", help="which precisions fit a device (export.plan)", add_help=False)
     return ap
@@ -88,6 +108,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote a tiny {args.variant} checkpoint to {args.out} "
               f"({config['num_hidden_layers']} LLM layers, vocab {config['vocab_size']})")
         return 0
+    if args.cmd == "train-tiny":
+        from export.train.cache import copy_checkpoint, trained_checkpoint
+        from export.train.loop import TrainSettings
+
+        settings = TrainSettings(args.variant, seed=args.seed, steps=args.steps)
+        if args.out.exists() and any(args.out.iterdir()):
+            raise ExportError(f"{args.out} is not empty; choose an empty directory for the trained checkpoint.")
+        src = trained_checkpoint(settings, progress=not args.no_progress, retrain=args.retrain)
+        copy_checkpoint(src, args.out)
+        record = json.loads((src / "train.json").read_text())
+        print(f"wrote a trained tiny {args.variant} checkpoint to {args.out} "
+              f"(trained in {record['seconds']:.0f} s; cached at {src.parent})")
+        return 0
     if args.cmd == "build":
         from export.build import BuildOptions, build
 
@@ -110,6 +143,16 @@ def _run(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     if args.cmd == "engines":
         return _engines(args)
+    if args.cmd == "bench" and args.what == "tiny":
+        from export.train.bench import run_bench as run_tiny
+
+        bad = [v for v in args.variant if v not in ("audio", "omni")]
+        if bad:
+            raise ExportError(f"Unknown variant {bad[0]!r}: use audio, omni or both (audio,omni).")
+        if args.pace < 0:
+            raise ExportError("--pace must be 0 (the virtual clock) or a positive speed-up.")
+        return run_tiny(args.variant, args.sessions, args.chunks, args.workdir, args.seed, tuple(args.types),
+                        pace=args.pace)
     if args.cmd == "bench":
         from export.bench import run_bench
 

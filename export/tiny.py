@@ -43,7 +43,8 @@ def media_parts():
 
 
 def make_config(variant: str, vocab_size: int, eos_id: int, pad_id: int, llm: dict | None = None,
-                tts: dict | None = None) -> dict:
+                tts: dict | None = None, audio: dict | None = None) -> dict:
+    """`audio`: keys that override the tiny Whisper `audio_config` (e.g. a wider encoder)."""
     llm = {**TINY_LLM, **(llm or {})}
     tts = {**TINY_TTS, **(tts or {})}
     config = {
@@ -90,6 +91,8 @@ def make_config(variant: str, vocab_size: int, eos_id: int, pad_id: int, llm: di
     parts = media_parts()
     if parts is not None:
         config.update(parts.tiny_media_config(variant))
+        if audio:
+            config["audio_config"] = {**config["audio_config"], **audio}
     return config
 
 
@@ -190,7 +193,7 @@ def write_shards(out: Path, tensors: dict[str, np.ndarray], max_shard_bytes: int
 
 
 def write_tiny(out: Path, variant: str, seed: int = 0, *, llm: dict | None = None, tts: dict | None = None,
-               max_shard_bytes: int = 4 << 20, dtype: str = "bf16") -> dict:
+               audio: dict | None = None, max_shard_bytes: int = 4 << 20, dtype: str = "bf16") -> dict:
     """Write a tiny checkpoint into `out`; returns its config."""
     if variant not in VARIANTS:
         raise ExportError(f"Unknown variant {variant!r}: use one of {', '.join(VARIANTS)}.")
@@ -200,7 +203,7 @@ def write_tiny(out: Path, variant: str, seed: int = 0, *, llm: dict | None = Non
     n_ids = write_tokenizer_files(out, seed)
     tok = json.loads((out / "added_tokens.json").read_text())
     vocab_size = 64 * math.ceil((n_ids + 37) / 64)  # padded past the last id, like the real 151,748
-    config = make_config(variant, vocab_size, tok[EOS_TOKEN], tok[PAD_TOKEN], llm, tts)
+    config = make_config(variant, vocab_size, tok[EOS_TOKEN], tok[PAD_TOKEN], llm, tts, audio)
     tensors = {**llm_tensors(config, seed), **tts_tensors(config, seed)}
     parts = media_parts()
     if parts is not None:

@@ -1,0 +1,149 @@
+"""`venus-export bench tiny`: the trained tiny model, exported and run as a user runs it, on held-out sessions.
+
+Per variant: the trained checkpoint (from the cache, or trained now), a
+bundle from `venus-export build`, then held-out sessions (voices, rates,
+question orders and frame sizes training never saw) written as a microphone
+WAV (and a folder of camera frames for Omni) and run through `venus-edge
+--bundle` on the virtual clock. What the runtime decided per chunk is read
+back from each session's journal and scored against the session's plan.
+The barge-in judge is off, so every yield measured is the model's own.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import soundfile as sf
+from tqdm import tqdm
+
+from export.errors import ExportError
+from export.train import script
+from export.train.cache import entry, trained_checkpoint
+from export.train.loop import TrainSettings, phrases
+from export.train.score import Decision, Score, score_session
+from export.train.session import Mix, Session, make_session
+from export.train.voices import HELDOUT_VOICES, RATE, ClipBank
+
+# Held-out sessions have more barge-ins and backchannels than training, so each is measured often.
+BENCH_MIX = Mix(interrupt=0.45, backchannel=0.6, ack=0.1, no_result=0.0, speed=0.0)
+HELDOUT_SEED = 1_000_003
+
+
+def bundle_for(ckpt: Path, out: Path, types: list[str]) -> Path:
+    from export.build import BuildOptions, build
+
+    build(ckpt, out, BuildOptions(types=types, encoders=["fp16"], progress=False, threads=1))
+    return out
+
+
+def write_inputs(session: Session, stem: Path) -> tuple[Path, Path | None]:
+    wav = stem.with_suffix(".wav")
+    sf.write(str(wav), session.audio, RATE, subtype="PCM_16")
+    if session.variant != "omni":
+        return wav, None
+    import cv2
+
+    frames = stem.parent / f"{stem.name}.frames"
+    frames.mkdir(exist_ok=True)
+    for k in range(session.n_chunks):
+        cv2.imwrite(str(frames / f"{k:04d}.png"), session.frame(k)[:, :, ::-1])  # the camera reads BGR files
+    return wav, frames
+
+
+SKILL = """import json
+import pathlib
+
+ANSWERS = json.loads((pathlib.Path(__file__).parent / "answers.json").read_text())
+
+
+def run(arguments, context):
+    return ANSWERS.get(arguments.get("request", "").strip(), "I could not find that.")
+"""
+
+
+def harness_config(root: Path) -> dict:
+    """A harness whose one skill answers each fixed delegate instruction with a fixed result."""
+    skill = root / "skills" / "lookup"
+    skill.mkdir(parents=True, exist_ok=True)
+    answers = {q.delegate: script.RESULTS[q.key][0] for q in script.OUTSIDE}
+    (skill / "answers.json").write_text(json.dumps(answers, indent=2) + "\n")
+    (skill / "skill.py").write_text(SKILL)
+    (skill / "skill.json").write_text(json.dumps({
+        "name": "lookup", "version": "1", "description": "Answers the outside-knowledge questions from a table.",
+        "arguments": {"type": "object", "properties": {"request": {"type": "string"}}, "required": ["request"]},
+        "entry": {"python": "skill.py:run"}}, indent=2) + "\n")
+    return {"router": {"scripted": {"rules": [], "default": "lookup"}}, "skills": str(root / "skills")}
+
+
+def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_chunks: int,
+                venus: dict, harness: dict, pace: float = 1.0) -> list[Decision]:
+    """One session through the process graph; `pace` > 0 feeds the file that many times faster than real time
+    on the wall clock, 0 runs it on the virtual clock (fast, but harness results then arrive after the input
+    has ended: capture publishes the whole file at once and the clock jumps to its end)."""
+    from edge import messages as m
+    from edge.session import SessionConfig, run_session as run
+    from edge.timeline.journal import Journal
+
+    cfg = SessionConfig(mic=str(wav), camera=str(frames) if frames else None, speaker="null", journal=str(journal),
+                        realtime=pace > 0, pace=pace or 1.0, frontend=f"bundle:{bundle}", voice="null", threads=1, video_fps=1.0,
+                        echo_cancel=False, barge_in=False, extra={"venus": venus, "harness": harness})
+    report = run(cfg)  # the supervisor's defaults, as `venus-edge` runs
+    if not report.ok:
+        raise ExportError(f"The session on {wav.name} did not complete: {report.reason}.")
+    decisions = [Decision(k) for k in range(n_chunks)]
+    results = {msg.id: msg.text for _, msg in Journal(journal).messages(m.BackendResult)}
+    for _, msg in Journal(journal).messages(m.ChunkDecision):
+        if 0 <= msg.index < n_chunks:
+            injected = [results.get(i, "") for i in msg.info.get("injected", [])]
+            decisions[msg.index] = Decision(msg.index, msg.control, msg.text, msg.turn_end,
+                                            injected=injected[-1] if injected else "")
+    for _, msg in Journal(journal).messages(m.DelegateRequest):
+        if 0 <= msg.index < n_chunks:
+            decisions[msg.index].delegates.append(msg.instruction)
+    return decisions
+
+
+def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed: int = 0,
+                  types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> dict[str, Score]:
+    settings = TrainSettings(variant, seed=seed)
+    t0 = time.monotonic()
+    ckpt = trained_checkpoint(settings, progress)
+    record = json.loads((ckpt / "train.json").read_text())
+    print(f"{variant}: checkpoint {ckpt} (trained in {record['seconds']:.0f} s; "
+          f"ready in {time.monotonic() - t0:.0f} s)")
+    bundle = bundle_for(ckpt, entry(settings) / "bundle", list(types))
+    bank = ClipBank.load_or_make(phrases(variant), HELDOUT_VOICES, ckpt.parent.parent, progress)
+    chunks = min(chunks, settings.resolved().chunks)  # positions past the trained length were never seen
+    plans = [make_session(variant, bank, HELDOUT_VOICES, chunks, [HELDOUT_SEED, seed, i], heldout=True,
+                          mix=BENCH_MIX) for i in range(sessions)]
+    out = workdir / variant
+    out.mkdir(parents=True, exist_ok=True)
+    harness = harness_config(out / "harness")
+    scores: dict[str, Score] = {}
+    for precision in types:
+        total = Score()
+        for i, session in enumerate(tqdm(plans, desc=f"{variant} {precision} sessions", disable=not progress)):
+            wav, frames = write_inputs(session, out / f"session-{i:02d}")
+            decisions = run_session(bundle, wav, frames, out / f"session-{i:02d}-{precision}.journal",
+                                    session.n_chunks, {"precision": precision}, harness, pace)
+            total.merge(score_session(session, decisions))
+        scores[precision] = total
+    return scores
+
+
+def run_bench(variants: list[str], sessions: int, chunks: int, workdir: Path | None, seed: int = 0,
+              types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = workdir or Path(tmp)
+        lines = []
+        for variant in variants:
+            scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace)
+            for precision, sc in scores.items():
+                print(f"{variant} {precision}: {sc.detail()}")
+            lines.append(scores[types[0]].line(variant))
+        for line in lines:
+            print(line)
+    return 0

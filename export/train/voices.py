@@ -1,0 +1,144 @@
+"""Spoken clips for synthetic sessions: espeak-ng voices at several rates and the Piper voice.
+
+Every phrase a session can use is spoken once per voice setting and kept in
+a bank (a .npz file in the cache, keyed by the phrases, the voices and the
+espeak-ng version), so a retrain does not speak them again. Training voices
+and held-out voices are disjoint: held-out sessions use other espeak-ng
+voices, and rates and a Piper length scale that training never hears.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from export.errors import ExportError
+
+RATE = 16000
+
+
+@dataclass(frozen=True)
+class Voice:
+    engine: str  # "espeak" | "piper"
+    name: str  # espeak-ng voice (with variant), or "joe" for Piper
+    rate: float  # words per minute (espeak) or length scale (Piper: larger is slower)
+
+    @property
+    def label(self) -> str:
+        return f"{self.engine}:{self.name}@{self.rate:g}"
+
+
+def _espeak(names: tuple[str, ...], rates: tuple[int, ...]) -> tuple[Voice, ...]:
+    return tuple(Voice("espeak", n, r) for n in names for r in rates)
+
+
+# Five accents with several voice variants each; held-out sessions use three other accents.
+TRAIN_VOICES = _espeak(("en-us", "en-us+f1", "en-us+m2", "en-us+klatt", "en-us+Andy", "en-gb", "en-gb+f2",
+                        "en-gb+m4", "en-gb+Annie", "en-gb-x-rp", "en-gb-x-rp+m7", "en-gb-x-rp+f3", "en-gb-x-gbclan",
+                        "en-gb-x-gbclan+f5", "en-gb-x-gbclan+m6", "en-029", "en-029+f1", "en-029+m1",
+                        "en-029+klatt2"), (150, 195)) + tuple(Voice("piper", "joe", r) for r in (0.8, 0.9, 1.1, 1.25))
+HELDOUT_VOICES = (Voice("espeak", "en-gb-scotland", 155), Voice("espeak", "en-us-nyc+f4", 185),
+                  Voice("espeak", "en-gb-x-gbcwmd+m5", 215), Voice("piper", "joe", 1.0))
+
+
+def trim(audio: np.ndarray, floor: float = 3e-3) -> np.ndarray:
+    """Cut leading and trailing silence: a clip's length is its speech, timing is the session's."""
+    loud = np.flatnonzero(np.abs(audio) > floor)
+    return audio[loud[0]:loud[-1] + 1] if len(loud) else audio
+
+
+def normalise(audio: np.ndarray, rms: float = 0.1) -> np.ndarray:
+    """Scale to a fixed RMS over the voiced 20 ms frames, so gains in a session are chosen, not inherited."""
+    n = len(audio) // 320 * 320
+    if n == 0:
+        return audio.astype(np.float32)
+    e = np.sqrt(np.mean(audio[:n].reshape(-1, 320) ** 2, axis=1))
+    voiced = e[e > 0.2 * e.max()]
+    return (audio * (rms / max(float(np.sqrt(np.mean(voiced ** 2))), 1e-6))).astype(np.float32)
+
+
+class Speaker:
+    """Text to 16 kHz float32 speech for one Voice; the Piper voice is loaded on first use."""
+
+    def __init__(self) -> None:
+        self._piper = None
+
+    def say(self, text: str, voice: Voice) -> np.ndarray:
+        if voice.engine == "piper":
+            audio = self._say_piper(text, voice.rate)
+        else:
+            from edge.bench.spoken import say
+
+            try:
+                audio = say(text, voice.name, int(voice.rate))
+            except FileNotFoundError:
+                raise ExportError("Training speech needs espeak-ng; install it with `apt-get install espeak-ng`.") \
+                    from None
+            except subprocess.CalledProcessError:
+                raise ExportError(f"espeak-ng has no voice {voice.name!r}; list them with "
+                                  "`espeak-ng --voices=en`.") from None
+        return normalise(trim(audio))
+
+    def _say_piper(self, text: str, length_scale: float) -> np.ndarray:
+        from kernels.resample import resample
+
+        if self._piper is None:
+            from edge.speech.piper.voice import PiperVoice
+
+            self._piper = PiperVoice(threads=1, seed=0)
+        self._piper.scales[1] = length_scale
+        parts = list(self._piper.synthesize(text))
+        audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        return resample(audio, self._piper.sample_rate, RATE)
+
+
+def espeak_version() -> str:
+    try:
+        out = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (FileNotFoundError, subprocess.TimeoutExpired):
+        return "none"
+    return out.strip()
+
+
+class ClipBank:
+    """(phrase, voice label) -> clip, spoken once and kept on disk."""
+
+    def __init__(self, clips: dict[tuple[str, str], np.ndarray]) -> None:
+        self.clips = clips
+
+    def get(self, text: str, voice: Voice) -> np.ndarray:
+        return self.clips[(text, voice.label)]
+
+    @staticmethod
+    def key(phrases: list[str], voices: tuple[Voice, ...]) -> str:
+        blob = json.dumps([sorted(set(phrases)), [v.label for v in voices], espeak_version()])
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @classmethod
+    def load_or_make(cls, phrases: list[str], voices: tuple[Voice, ...], cache_dir: Path,
+                     progress: bool = True) -> "ClipBank":
+        path = cache_dir / f"clips-{cls.key(phrases, voices)}.npz"
+        if path.is_file():
+            try:
+                with np.load(path) as z:
+                    index = json.loads(str(z["index"]))
+                    return cls({(t, v): z[f"c{i}"] for i, (t, v) in enumerate(index)})
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+                path.unlink(missing_ok=True)  # a damaged bank is spoken again
+        speaker = Speaker()
+        jobs = [(t, v) for v in voices for t in sorted(set(phrases))]
+        clips = {}
+        for t, v in tqdm(jobs, desc="speaking clips", unit="clip", disable=not progress, leave=False):
+            clips[(t, v.label)] = speaker.say(t, v)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        index = list(clips)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, index=json.dumps(index), **{f"c{i}": clips[k] for i, k in enumerate(index)})
+        tmp.replace(path)
+        return cls(clips)

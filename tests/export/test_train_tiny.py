@@ -1,0 +1,228 @@
+"""The trained tiny model: what it learns from is what the runtime feeds it, and training is cached and repeatable.
+
+A very small training run (a few steps, a few voices) goes through the same
+code as the full one; the bundle exported from it runs in the real Venus
+frontend, and every prefilled token and embedding is compared with the
+training sequence of the same session.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from export.build import BuildOptions, build
+from export.checkpoint import CheckpointReader
+from export.train import cache as train_cache
+from export.train.batch import Slicing, chunk_mel, session_views
+from export.train.loop import TrainSettings, audio_per_chunk, phrases, train
+from export.train.model import Venus
+from export.train.score import Decision, score_session
+from export.train.sequence import AUDIO, IMAGE, Tokens, build_layout
+from export.train.session import make_session
+from export.train.voices import HELDOUT_VOICES, ClipBank
+
+SMALL = dict(steps=2, batch=2, chunks=8, voices=3)
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("venus-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VENUS_EDGE_CACHE", str(root))
+        yield train_cache.cache_root()
+
+
+@pytest.fixture(scope="module")
+def omni_ckpt(tmp_path_factory, cache_dir):
+    out = tmp_path_factory.mktemp("trained") / "omni"
+    train(TrainSettings("omni", **SMALL), out, cache_dir, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def omni_bundle(tmp_path_factory, omni_ckpt):
+    out = tmp_path_factory.mktemp("trained-bundle") / "omni"
+    build(omni_ckpt, out, BuildOptions(types=["F16"], encoders=["fp32"], progress=False, threads=1))
+    return out
+
+
+@pytest.fixture(scope="module")
+def heldout_bank(cache_dir):
+    return ClipBank.load_or_make(phrases("omni"), HELDOUT_VOICES, cache_dir, progress=False)
+
+
+def _session_with_everything(bank):
+    """The first held-out session that answers a question, delegates and speaks a prefilled result."""
+    for i in range(200):
+        s = make_session("omni", bank, HELDOUT_VOICES, 12, [7, i], heldout=True)
+        kinds = {t.kind for t in s.turns}
+        if {"reply", "delegate", "result"} <= kinds:
+            return s
+    raise AssertionError("no held-out session with a reply, a delegation and a result in 200 seeds")
+
+
+def _forced(plan, tok_words_first):
+    """The chunk plan as the frontend's forcing setting: protocol tokens by name, words as text."""
+    forced, in_turn = {}, False
+    for p in plan:
+        if p.action == "listen":
+            items = ["<|listen|>"]
+        elif p.action == "yield":
+            items = ["<|turn_eos|>"]
+        else:
+            items = ["<|speak|>"]
+            if p.delegate:
+                items += ["<delegate>", p.delegate, "</delegate>"]
+            if p.text:
+                items.append(p.text if not in_turn or p.delegate else " " + p.text)
+            items.append("<|turn_eos|>" if p.end_turn else "<|chunk_eos|>")
+        forced[str(p.index)] = items
+        if p.action != "listen":
+            in_turn = not p.end_turn
+    return forced
+
+
+class _Recorder:
+    """Everything the chunk loop feeds llama.cpp, in order: token ids, or embedding rows."""
+
+    def __init__(self, mp):
+        from edge.backends.llama import LlamaModel
+
+        self.items: list = []
+        rec = self
+        orig_tokens, orig_emb, orig_step = LlamaModel.prefill_tokens, LlamaModel.prefill_embeddings, LlamaModel.step
+
+        def prefill_tokens(self, tokens, want_logits=True):
+            rec.items += [("tok", int(t)) for t in tokens]
+            return orig_tokens(self, tokens, want_logits)
+
+        def prefill_embeddings(self, embd, want_logits=False):
+            rec.items += [("emb", np.array(row, np.float32)) for row in embd]
+            return orig_emb(self, embd, want_logits)
+
+        def step(self, token, hidden=False, copy=True):
+            rec.items.append(("tok", int(token)))
+            return orig_step(self, token, hidden, copy)
+
+        mp.setattr(LlamaModel, "prefill_tokens", prefill_tokens)
+        mp.setattr(LlamaModel, "prefill_embeddings", prefill_embeddings)
+        mp.setattr(LlamaModel, "step", step)
+
+
+def test_training_sequence_is_what_the_chunk_loop_prefills(omni_ckpt, omni_bundle, heldout_bank, monkeypatch):
+    from edge.backends.gguf_rows import token_rows
+    from edge.bundle.settings import VenusSettings
+    from edge.frontend.base import BackendResult, Chunk, Frame
+    from edge.frontend.venus.frontend import VenusFrontend
+    from kernels.resample import float_to_pcm16, pcm16_to_float
+
+    session = _session_with_everything(heldout_bank)
+    reader = CheckpointReader(omni_ckpt)
+    tok = Tokens(omni_ckpt)
+    settings = VenusSettings()
+    slicing = Slicing.from_config(reader.config)
+    views, per_chunk = session_views(session, slicing)
+    layout = build_layout(session.plan, tok, tok.with_specials(settings.system_prompt),
+                          audio_per_chunk(reader.config), [len(v) for v in per_chunk])
+
+    # What the model is trained on at the media positions: the torch encoders on the same features.
+    model = Venus(reader.config, reader.get, "omni").eval()
+    with torch.no_grad():
+        mel = torch.from_numpy(np.stack([chunk_mel(session.chunk_audio(k)) for k in range(session.n_chunks)]))
+        audio = model.encode_audio(mel[None])[0].numpy()  # (chunks, 10, hidden)
+        image = [model.encode_view(torch.from_numpy(v)).numpy() for v in views]
+
+    rec = _Recorder(monkeypatch)
+    fe = VenusFrontend(omni_bundle, VenusSettings.from_dict({
+        "forced": _forced(session.plan, tok), "precision": "F16", "encoder_precision": "fp32", "device": "cpu"}))
+    for k in range(session.n_chunks):
+        if session.plan[k].inject:  # queued before the chunk: prefilled after its </unit> when it listens
+            fe.deliver(BackendResult(f"r{k}", session.plan[k].inject))
+        audio_k = pcm16_to_float(float_to_pcm16(session.chunk_audio(k)))
+        out = fe.step(Chunk(k, k * 10**9, (k + 1) * 10**9, audio_k, [Frame(k * 10**9, session.frame(k))]))
+        assert not out.info.get("refused"), f"chunk {k}: the runtime refused {out.info['refused']}"
+    fe.close()
+
+    assert len(rec.items) == len(layout.ids), "the runtime prefilled a different number of positions"
+    rows = {}
+    image_at = {int(p): (c, j) for c, pos in layout.image_pos for j, p in enumerate(pos)}
+    audio_k = {int(p): (k, j) for k, pos in enumerate(layout.audio_pos) for j, p in enumerate(pos)}
+    for pos, (want, (kind, got)) in enumerate(zip(layout.ids, rec.items)):
+        if want == AUDIO:
+            k, j = audio_k[pos]
+            assert kind == "emb", f"position {pos}: audio expected, the runtime fed token {got}"
+            np.testing.assert_allclose(got, audio[k, j], atol=2e-3, rtol=1e-3, err_msg=f"audio of chunk {k}")
+        elif want == IMAGE:
+            c, j = image_at[pos]
+            assert kind == "emb", f"position {pos}: image expected, the runtime fed token {got}"
+            ids = per_chunk[c]
+            np.testing.assert_allclose(got, np.concatenate([image[v] for v in ids])[j], atol=2e-3, rtol=1e-3,
+                                       err_msg=f"image of chunk {c}")
+        elif kind == "tok":
+            assert got == want, f"position {pos}: token {want} expected, the runtime fed {got}"
+        else:  # a protocol token fed as its embedding row
+            if want not in rows:
+                rows[want] = token_rows(fe.bundle.llm, [int(want)])[0]
+            np.testing.assert_array_equal(got, rows[want], err_msg=f"position {pos}: row of token {want}")
+
+
+def test_block_encoding_equals_chunk_by_chunk_streaming(omni_ckpt, heldout_bank):
+    reader = CheckpointReader(omni_ckpt)
+    model = Venus(reader.config, reader.get, "omni").eval()
+    session = make_session("omni", heldout_bank, HELDOUT_VOICES, 6, [3], heldout=True)
+    mels = [torch.from_numpy(chunk_mel(session.chunk_audio(k)))[None] for k in range(6)]
+    with torch.no_grad():
+        whole = model.encode_audio(torch.cat(mels)[None])[0]
+        past, streamed = model.audio.empty_cache(), []
+        for m in mels:
+            emb, past = model.audio(m, past)
+            streamed.append(emb[0])
+    np.testing.assert_allclose(whole.numpy(), torch.stack(streamed).numpy(), atol=1e-4, rtol=1e-4)
+
+
+def test_a_perfect_run_scores_full_marks_and_talking_over_is_counted(heldout_bank):
+    for i in range(6):
+        s = make_session("omni", heldout_bank, HELDOUT_VOICES, 20, [11, i], heldout=True)
+        perfect, in_turn = [], False
+        for p in s.plan:
+            text = "" if p.action != "speak" else p.text if not in_turn or p.delegate else " " + p.text
+            perfect.append(Decision(p.index, "listen" if p.action == "listen" else "speak", text, p.end_turn,
+                                    [p.delegate] if p.delegate else [], p.inject))
+            if p.action != "listen":
+                in_turn = not p.end_turn
+        score = score_session(s, perfect)
+        for name, t in score.tallies.items():
+            want = 0 if name == "talk-over" else t.total
+            assert t.hits == want, f"session {i}: {name} {t.hits}/{t.total} for the planned run"
+        chatty = [Decision(d.index, "speak", " word", False) for d in perfect]
+        assert score_session(s, chatty).tallies["talk-over"].hits == score.tallies["talk-over"].total
+
+
+def test_training_is_cached_by_settings_and_reproducible(cache_dir, monkeypatch):
+    settings = TrainSettings("audio", **SMALL)
+    first = train_cache.trained_checkpoint(settings, progress=False)
+    monkeypatch.setattr(train_cache, "train", lambda *a, **k: pytest.fail("trained again for a cached result"))
+    assert train_cache.trained_checkpoint(settings, progress=False) == first
+    other = TrainSettings("audio", **{**SMALL, "seed": 1})
+    assert train_cache.cached(other) is None, "another seed must not hit the same cache entry"
+    monkeypatch.undo()
+    again = train_cache.entry(settings).parent / "again"
+    train(settings, again, cache_dir, progress=False)
+    a, b = CheckpointReader(first), CheckpointReader(again)
+    assert a.names() == b.names()
+    for name in a.names("llm.") + a.names("apm."):
+        np.testing.assert_array_equal(a.get(name), b.get(name), err_msg=f"{name} differs between two runs")
+
+
+def test_cli_refuses_bad_requests_with_one_sentence(tmp_path, capsys):
+    from export.cli import main
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    assert main(["bench", "tiny", "--variant", "video"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Unknown variant 'video'") and err.count("\n") == 1
+    assert main(["train-tiny", str(tmp_path / "full"), "--variant", "audio"]) == 2
+    err = capsys.readouterr().err
+    assert "is not empty" in err and err.count("\n") == 1
