@@ -21,7 +21,7 @@ from export.train.voices import espeak_version
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every file whose change can change the trained weights or the checkpoint written from them.
-SOURCES = ("export/train/*.py", "export/tiny.py", "export/tiny_tokenizer.py", "export/tokens.py",
+SOURCES = ("export/train/*.py", "export/tiny.py", "export/tiny_tokenizer.py", "export/special_tokens.py",
            "export/checkpoint.py", "export/torch_ref/audio.py", "export/torch_ref/vision.py",
            "export/torch_ref/tiny_parts.py", "export/torch_ref/weights.py", "export/torch_ref/token2wav_assets.py",
            "kernels/logmel.py", "kernels/image.py", "kernels/resample.py", "edge/protocol/*.py",

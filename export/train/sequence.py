@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from edge.protocol.spans import strip_protocol_tokens
+from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, DELEGATE_CLOSE, DELEGATE_OPEN,
                                  IMAGE_CLOSE, IMAGE_OPEN, LISTEN, PROTOCOL_TOKENS, SPEAK, TURN_EOS, UNIT_CLOSE,
                                  UNIT_OPEN)
