@@ -110,10 +110,10 @@ class _Recorder:
         mp.setattr(LlamaModel, "step", step)
 
 
-@pytest.mark.xfail(strict=True, reason="known defect: the training sequences still end a turn with <|turn_eos|></unit> "
-                   "and listen in the next unit, while the chunk loop now follows the reference (<|turn_eos|> "
-                   "then <|listen|> or <|chunk_eos|> in the same unit), so the runtime refuses the trained "
-                   "<|listen|>; export/train/sequence.py must write the reference's layout")
+@pytest.mark.xfail(strict=True, reason="known defect: the training sequences predate the chunk loop's conformance "
+                   "with the reference (how a turn ends, what is masked when), so the runtime refuses a <|listen|> "
+                   "the training sequence writes (chunk 6 of the held-out session); export/train/sequence.py must "
+                   "follow the chunk loop's layout")
 def test_training_sequence_is_what_the_chunk_loop_prefills(omni_ckpt, omni_bundle, heldout_bank, monkeypatch):
     from edge.backends.gguf_rows import token_rows
     from edge.bundle.settings import VenusSettings
