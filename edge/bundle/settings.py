@@ -130,5 +130,3 @@ class VenusSettings:
 
         return 999 if llama_cpp.llama_supports_gpu_offload() else 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
