@@ -129,4 +129,3 @@ class VenusSettings:
         import llama_cpp
 
         return 999 if llama_cpp.llama_supports_gpu_offload() else 0
-
