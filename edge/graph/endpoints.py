@@ -31,10 +31,23 @@ def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
         return Endpoints(f"{host}:{base_port}", f"{host}:{base_port + 1}", f"{host}:{base_port + 2}")
     if transport != "ipc":
         raise ValueError(f"unknown transport {transport!r}; use ipc, inproc or tcp")
-    root = os.environ.get("XDG_RUNTIME_DIR") or None
-    path = tempfile.mkdtemp(prefix="venus-edge-", dir=root)
+    path = tempfile.mkdtemp(prefix="venus-edge-", dir=_socket_root())
     os.chmod(path, 0o700)
     return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path)
+
+
+# A Unix socket path holds at most 107 bytes; the longest name placed in the directory is below.
+_SUN_PATH_MAX = 107
+_LONGEST_SOCKET = "/bus-out"
+_MKDTEMP_NAME = len("venus-edge-") + 8
+
+
+def _socket_root() -> str | None:
+    """XDG_RUNTIME_DIR (or TMPDIR) when socket paths inside it fit; /tmp when they would not."""
+    root = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    if len(os.fsencode(root)) + 1 + _MKDTEMP_NAME + len(_LONGEST_SOCKET) <= _SUN_PATH_MAX:
+        return root
+    return "/tmp"
 
 
 def remove_runtime_dir(ep: Endpoints) -> None:

@@ -86,3 +86,15 @@ def test_live_interrupt_stops_playback_within_100_ms(tmp_path, speech_wav):
     voiced = np.flatnonzero(np.abs(audio) > 1e-3)
     assert voiced[0] / rate < t_interrupt  # it was speaking ...
     assert voiced[-1] / rate < t_interrupt + 0.1  # ... and fell silent within 100 ms
+
+
+def test_session_runs_when_the_runtime_directory_path_is_long(tmp_path, speech_wav, script, monkeypatch):
+    # Unix socket paths hold 107 bytes; a deep XDG_RUNTIME_DIR must not stop the graph from binding.
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "out.wav"), journal=str(tmp_path / "s.journal"),
+                        frontend=f"scripted:{script}", voice="espeak", realtime=False)
+    report = run_session(cfg)
+    assert report.ok, report.reason
+    assert len([msg for _, msg in Journal(tmp_path / "s.journal").messages(m.ChunkDecision)]) == 6
