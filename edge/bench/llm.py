@@ -6,7 +6,12 @@ batch size and flash-attention setting. The chunk loop runs real chunks
 forced `<|speak|>` and free decoding up to the per-chunk cap, hidden states
 on for spoken tokens); plain llama-cpp-python evaluates the same number of
 prefill tokens per chunk, then samples and evaluates the same number of tokens
-with the reference's sampling settings through its own sampler.
+with the reference's sampling settings through its own sampler, starting at
+the same position as the chunk's unit (on a small model attention over the
+context is most of a token's cost, so a baseline that restarted from an empty
+context while the loop's KV window slid would be measured on shorter contexts).
+With `--chunks 60` the window of an Omni bundle slides; `--no-compact` leaves
+the hole a slide makes in the KV cache, as the chunk loop did before.
 
 The chunk loop's LLM always runs right after the encoders' burst of CPU work,
 and on a busy machine where a piece of work falls in that cycle changes how
@@ -54,10 +59,17 @@ class Plain:
         self.rng = np.random.default_rng(0)
         self.vocab = self.llm.n_vocab()
 
-    def chunk(self, prefill: int, decode: int) -> tuple[float, float, float, float]:
+    def align(self, position: int) -> None:
+        """Untimed: bring the context to `position`, where the chunk loop's unit starts, so both sides attend
+        over the same number of positions (the loop's KV window slides; attention cost grows with position)."""
+        if self.llm.n_tokens > position:
+            self.llm.n_tokens = position  # the next eval drops the cache past it
+        if self.llm.n_tokens < position:
+            self.llm.eval([int(t) for t in self.rng.integers(100, self.vocab - 100, position - self.llm.n_tokens)])
+
+    def chunk(self, prefill: int, decode: int, at: int) -> tuple[float, float, float, float]:
         """Wall and thread CPU seconds: prefill, decode, prefill CPU, decode CPU."""
-        if self.llm.n_tokens + prefill + decode > self.llm.n_ctx():
-            self.llm.reset()  # start over rather than slide: the chunk loop's window keeps it comparable
+        self.align(at)
         prompt = [int(t) for t in self.rng.integers(100, self.vocab - 100, prefill)]
         t0, c0 = time.perf_counter(), time.thread_time()
         self.llm.eval(prompt)
@@ -93,7 +105,7 @@ def run(bundle: Path, args) -> dict:
 
     settings = VenusSettings.from_dict({
         "n_ctx": args.n_ctx, "kv_high": args.n_ctx - 64, "kv_low": args.n_ctx // 2, "threads": args.threads,
-        "max_speak_tokens": args.speak_tokens, "forced": {"*": ["<|speak|>"]}})
+        "max_speak_tokens": args.speak_tokens, "forced": {"*": ["<|speak|>"]}, "kv_compact": not args.no_compact})
     f = VenusFrontend(bundle, settings)
     plain = Plain(f.bundle.llm, args)
     # A second audio encoder on the same graph: the replay must not advance the loop's own audio stream.
@@ -109,11 +121,12 @@ def run(bundle: Path, args) -> dict:
             info = f.step(chunk).info
             step_s = time.perf_counter() - t0
             replay = not args.no_replay and k % 2 == 1
+            plain.align(info["prefill_at"])  # untimed, and before the replay: the replay is what the LLM follows
             if replay:  # the work the loop's LLM followed, again; its output is not used
                 if frames:
                     f.vision.encode(frames[-1].image)
                 echo.encode(chunk.audio)
-            measured = plain.chunk(info["prefill"], info["decode"])
+            measured = plain.chunk(info["prefill"], info["decode"], info["prefill_at"])
             if not replay and not args.no_replay:
                 echo.encode(chunk.audio)  # keeps its stream in step with the loop's, outside any timing
             if k == 0:
@@ -127,13 +140,13 @@ def run(bundle: Path, args) -> dict:
                     (f"loop_{group}", loop), (f"plain_{group}", (measured[0], measured[2], measured[1], measured[3]))):
                 for key, val in zip(KEYS, (info["prefill"], pre_s, pre_cpu, info["decode"], dec_s, dec_cpu)):
                     tot[side][key] += val
-        gguf = f.bundle.llm
+        gguf, slides = f.bundle.llm, int(info["slides"])
     finally:
         f.close()
         plain.close()
     both = {name: rates({key: tot[f"{name}_after"][key] + tot[f"{name}_alone"][key] for key in KEYS})
             for name in ("loop", "plain")}
-    return {"gguf": gguf, "rtf": float(np.mean(steps)) / 1.0,
+    return {"gguf": gguf, "rtf": float(np.mean(steps)) / 1.0, "slides": slides,
             "rate": {**{side: rates(tot[side]) for side in SIDES}, **both},
             "replayed": tot["plain_after"]["dec_n"] > 0,
             "stages": [float(np.median([st[i] for st in stages])) for i in range(3)],
@@ -149,6 +162,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--n-ctx", type=int, default=4096)
     p.add_argument("--speak-tokens", type=int, default=20,
                    help="tokens per chunk, <|speak|> and <|chunk_eos|> included (the cap; default 20)")
+    p.add_argument("--no-compact", action="store_true",
+                   help="leave the KV cache's hole after a slide of the window (as before; see kv_window.py)")
     p.add_argument("--no-replay", action="store_true",
                    help="never run plain llama.cpp right after the same encoder work (the layout before)")
     args = p.parse_args(argv)
@@ -166,7 +181,8 @@ def main(argv: list[str]) -> int:
         return 1
     print(f"bundle {args.bundle} ({r['gguf'].name}), {args.chunks} chunks, threads {args.threads}, "
           f"context {args.n_ctx}, {r['prefill']} prefill + {r['decode']} decode positions per chunk; "
-          f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} cores)")
+          f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} cores); "
+          f"the KV window slid {r['slides']} times ({'not ' if args.no_compact else ''}compacted after)")
     print(f"{'':34} {'prefill tok/s':>14} {'decode tok/s':>13} {'prefill tok/CPU s':>18} {'decode tok/CPU s':>17}")
     rows = [("loop", "chunk loop"), ("plain", "llama.cpp")]
     if r["replayed"]:

@@ -57,6 +57,7 @@ class ChunkResult:
     injected: list[str] = field(default_factory=list)  # result ids prefilled after this chunk
     refused: list[str] = field(default_factory=list)  # forced items the protocol rules did not allow
     prefill_tokens: int = 0
+    prefill_at: int = 0  # the position the unit's input starts at (after any slide of the KV window)
     prefill_s: float = 0.0
     prefill_cpu_s: float = 0.0  # this thread's CPU time: what the work cost, apart from waiting for a core
     decode_tokens: int = 0
@@ -102,7 +103,7 @@ class ChunkLoop:
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
         self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
         self.parser = DelegateParser(self.tok, llm.piece)
-        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low)
+        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact)
         base = [t(n) for n in INPUT_ONLY]
         # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
         self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)
@@ -176,7 +177,7 @@ class ChunkLoop:
         t0, c0 = time.perf_counter(), time.thread_time()
         n0 = self.llm.n_past
         logits = self._prefill(seq)
-        res.prefill_tokens, res.prefill_s = self.llm.n_past - n0, time.perf_counter() - t0
+        res.prefill_tokens, res.prefill_at, res.prefill_s = self.llm.n_past - n0, n0, time.perf_counter() - t0
         res.prefill_cpu_s = time.thread_time() - c0
         output_from = self.llm.n_past
         terminator = self._decode(index, heard_ns, logits, res)

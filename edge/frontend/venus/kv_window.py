@@ -2,7 +2,9 @@
 
 The system prompt at the start is kept; units are removed from the oldest on
 until at most `low` positions remain, and what follows is shifted down so
-positions stay contiguous (llama.cpp re-rotates the keys).
+positions stay contiguous (llama.cpp re-rotates the keys). After the chunk that
+slid, the cache is compacted (LlamaModel.compact): otherwise every later decode
+attends over the cells up to the old high mark.
 """
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ log = logging.getLogger("edge.venus")
 
 
 class KVWindow:
-    def __init__(self, llm: LlamaModel, high: int, low: int) -> None:
-        self.llm, self.high, self.low = llm, high, low
+    def __init__(self, llm: LlamaModel, high: int, low: int, compact: bool = True) -> None:
+        self.llm, self.high, self.low, self.compact = llm, high, low, compact
+        self.slid = False  # a slide whose hole is not compacted yet
         self.keep = 0  # positions of the system prompt, never removed
         self.units: collections.deque[int] = collections.deque()  # start position of each unit, oldest first
         self.slides = 0
@@ -26,7 +29,11 @@ class KVWindow:
         self.units.append(self.llm.n_past)
 
     def note(self) -> None:
+        """At the end of a chunk (its decodes have applied any shift): compact after a slide."""
         self.max_seen = max(self.max_seen, self.llm.n_past)
+        if self.slid and self.compact:
+            self.llm.compact()
+        self.slid = False
 
     def make_room(self, need: int) -> None:
         """Slide before a chunk of up to `need` positions if it could pass the high mark."""
@@ -44,4 +51,5 @@ class KVWindow:
         self.llm.remove(self.keep, cut)
         self.units = collections.deque(u - removed for u in self.units if u >= cut)
         self.slides += 1
+        self.slid = True
         log.debug("venus: KV window slid, %d positions removed, %d left", removed, self.llm.n_past)
