@@ -105,7 +105,7 @@ def run(bundle: Path, args) -> dict:
 
     settings = VenusSettings.from_dict({
         "n_ctx": args.n_ctx, "kv_high": args.n_ctx - 64, "kv_low": args.n_ctx // 2, "threads": args.threads,
-        "max_speak_tokens": args.speak_tokens, "forced": {"*": ["<|speak|>"]}, "kv_compact": not args.no_compact})
+        "max_speak_tokens": args.speak_tokens, "forced": {"*": ["<|speak|>"]}, "kv_compact_mb": 0 if args.no_compact else 256})
     f = VenusFrontend(bundle, settings)
     plain = Plain(f.bundle.llm, args)
     # A second audio encoder on the same graph: the replay must not advance the loop's own audio stream.

@@ -17,7 +17,7 @@ def _slid(gguf, compact: bool) -> tuple[list[np.ndarray], int]:
     try:
         vocab = model.n_vocab
         model.prefill_tokens([int(t) for t in rng.integers(10, vocab - 10, 300)])
-        window = KVWindow(model, high=320, low=170, compact=compact)
+        window = KVWindow(model, high=320, low=170, compact_mb=256 if compact else 0)
         window.keep = 10
         for start in range(10, 300, 20):
             window.units.append(start)
@@ -45,6 +45,14 @@ def test_a_compacted_cache_decodes_what_the_holed_one_does(audio_bundle):
         np.testing.assert_allclose(a, b, atol=2e-3 * max(1.0, float(np.abs(a).max())))
 
 
-def test_compaction_is_a_setting_that_is_on_by_default():
-    assert VenusSettings().kv_compact is True
-    assert VenusSettings.from_dict({"kv_compact": False}).kv_compact is False
+def test_compaction_is_skipped_when_the_copy_would_pass_its_budget(audio_bundle):
+    model = LlamaModel(open_bundle(audio_bundle).llm, 512, 1)
+    try:
+        model.prefill_tokens(list(range(10, 110)))
+        assert model.compact(1) is False  # 100 positions of keys and values are more than a byte
+        assert model.compact(1 << 30) is True
+        assert model.n_past == 100
+    finally:
+        model.close()
+    assert VenusSettings().kv_compact_mb > 0  # on by default
+    assert VenusSettings.from_dict({"kv_compact_mb": 0}).kv_compact_mb == 0

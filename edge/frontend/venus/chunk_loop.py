@@ -103,7 +103,7 @@ class ChunkLoop:
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
         self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
         self.parser = DelegateParser(self.tok, llm.piece)
-        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact)
+        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact_mb)
         base = [t(n) for n in INPUT_ONLY]
         # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
         self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)

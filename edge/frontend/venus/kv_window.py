@@ -4,7 +4,9 @@ The system prompt at the start is kept; units are removed from the oldest on
 until at most `low` positions remain, and what follows is shifted down so
 positions stay contiguous (llama.cpp re-rotates the keys). After the chunk that
 slid, the cache is compacted (LlamaModel.compact): otherwise every later decode
-attends over the cells up to the old high mark.
+attends over the cells up to the old high mark. The compaction holds a copy of
+the live cache in host memory for a moment, so it is skipped (and said once)
+when that copy would pass `compact_mb`; 0 turns it off.
 """
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ log = logging.getLogger("edge.venus")
 
 
 class KVWindow:
-    def __init__(self, llm: LlamaModel, high: int, low: int, compact: bool = True) -> None:
-        self.llm, self.high, self.low, self.compact = llm, high, low, compact
+    def __init__(self, llm: LlamaModel, high: int, low: int, compact_mb: int = 256) -> None:
+        self.llm, self.high, self.low, self.compact_mb = llm, high, low, compact_mb
+        self.told = False  # a skipped compaction is logged once
         self.slid = False  # a slide whose hole is not compacted yet
         self.keep = 0  # positions of the system prompt, never removed
         self.units: collections.deque[int] = collections.deque()  # start position of each unit, oldest first
@@ -31,8 +34,10 @@ class KVWindow:
     def note(self) -> None:
         """At the end of a chunk (its decodes have applied any shift): compact after a slide."""
         self.max_seen = max(self.max_seen, self.llm.n_past)
-        if self.slid and self.compact:
-            self.llm.compact()
+        if self.slid and self.compact_mb > 0 and not self.llm.compact(self.compact_mb << 20) and not self.told:
+            self.told = True
+            log.info("venus: the KV cache is larger than kv_compact_mb (%d MB), so it is not compacted after a "
+                     "slide; decodes attend over the cells up to the high mark", self.compact_mb)
         self.slid = False
 
     def make_room(self, need: int) -> None:
