@@ -30,6 +30,9 @@ def _sweep_parser(sub) -> None:
     p.add_argument("-o", "--out", required=True, help="sweep directory (resumed if it exists)")
     p.add_argument("--types", default=DEFAULT_TYPES, help=f"GGUF types, comma-separated (default {DEFAULT_TYPES})")
     p.add_argument("--encoders", default="", help="encoder precisions to compare, e.g. fp32,fp16,int8")
+    p.add_argument("--voice", default="",
+                   help="speech decoder (token2wav flow) precisions to compare on a bundle, e.g. "
+                        "fp32,fp16,int8,int8-static,int8-static-conv")
     p.add_argument("--imatrix", default="off",
                    help="off, on (compute from --calib), both (measure each type with and without), or an imatrix "
                         "file (.npz from venus-quant, .gguf from llama-imatrix)")
@@ -65,6 +68,14 @@ def cmd_sweep(a) -> int:
         keep_models=a.keep_models, use_mmap=not a.no_mmap,
         fresh=a.fresh, progress=not a.no_progress,
         encoders=[e.strip().lower() for e in a.encoders.split(",") if e.strip()])
+    from quant.voice_sweep import PRECISIONS as VOICE_PRECISIONS
+
+    voice = [v.strip().lower() for v in a.voice.split(",") if v.strip()]
+    bad = [v for v in voice if v not in VOICE_PRECISIONS]
+    if bad:
+        print(f"venus-quant sweep: unknown speech decoder precision {bad[0]!r}; choose from "
+              f"{', '.join(VOICE_PRECISIONS)}.", file=sys.stderr)
+        return 2
     with Sweep(opts) as sweep:
         rows = sweep.run()
         enc_rows = []
@@ -72,13 +83,18 @@ def cmd_sweep(a) -> int:
             from quant.encoder_sweep import run_encoder_sweep
 
             enc_rows = run_encoder_sweep(sweep, opts.encoders)
+        voice_rows = []
+        if voice:
+            from quant.voice_sweep import run_voice_sweep
+
+            voice_rows = run_voice_sweep(sweep, voice)
         budget = parse_size(a.budget) if a.budget else default_budget(rows)
         ref = next(r for r in rows if r.get("reference"))
         meta = {"source": str(a.source), "reference": str(sweep.src.reference),
                 "reference_type": sweep.src.reference_type, "n_eval_tokens": ref.get("n_eval_tokens"),
                 "n_chunks": ref.get("n_chunks", 0), "stream_source": sweep.stream.source,
                 "imatrix_note": imatrix_note(sweep)}
-        write_reports(sweep.out, rows, meta, budget, enc_rows)
+        write_reports(sweep.out, rows, meta, budget, enc_rows, voice_rows)
         pareto_plot(rows, sweep.out / "pareto.png", title=f"Quantization sweep of {Path(a.source).name}")
     print(text_table(rows))
     if enc_rows:
@@ -86,6 +102,12 @@ def cmd_sweep(a) -> int:
 
         print()
         print(encoder_text_table(enc_rows))
+    if voice_rows:
+        from quant.voice_sweep import verdict as voice_verdict, voice_text_table
+
+        print()
+        print(voice_text_table(voice_rows))
+        print(voice_verdict(voice_rows))
     out = sweep.out
     print(f"\nreport: {out / 'report.md'}  plot: {out / 'pareto.png'}  csv: {out / 'sweep.csv'}")
     print(verdict(rows, budget))

@@ -9,7 +9,10 @@ per question: from the end of the user's speech to the first reply sample
 played, read from the journal. Stage real-time factors: VAD and ASR from
 the frontend's per-chunk timings (compute / audio), the LLM as decode time
 per second of reply audio it produced, and the voice as synthesis time per
-second of audio, measured on the session's own replies.
+second of audio, measured on the session's own replies. With a bundle, the
+Venus voice's two stages are measured apart, per chunk, on the session's own
+words and hidden states (edge/bench/voice_costs.py): TTS time per second of
+speech its codes stand for, token2wav time per second of audio.
 """
 from __future__ import annotations
 
@@ -213,10 +216,15 @@ def main(argv: list[str]) -> int:
     stage = read_turns(out / "session.journal", turns, by_time=bundle is not None)
     load1 = os.getloadavg()[0]
     nan = float("nan")
+    voice_line = ""
     if bundle:  # per second of input: the Venus frontend runs its encoders and the chunk loop on every chunk
+        from edge.bench.voice_costs import chunk_costs, summary
+
         sec = stage.get("chunk_s", 0.0)
         rtf = {"encoders": (stage["vision_ms"] + stage["audio_ms"]) / 1e3 / sec if sec else nan,
                "LLM": stage["llm_ms"] / 1e3 / sec if sec else nan}
+        overall, voice_line = summary(chunk_costs(bundle, out / "session.journal", args.threads))
+        rtf.update(overall)  # per second of speech, as the embedded default's TTS figure
     else:
         rtf = {
             "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else nan,
@@ -234,6 +242,8 @@ def main(argv: list[str]) -> int:
     print(f"answered {len(lat)}/{len(turns)}; machine load average {load0:.1f} at the start, "
           f"{load1:.1f} at the end ({os.cpu_count()} cores)")
     print("real-time factor per stage: " + ", ".join(f"{k} {v:.3f}" for k, v in rtf.items()))
+    if voice_line:
+        print(voice_line)
     if not lat:
         print("voice-to-voice p50 nan ms p90 nan ms")
         return 1

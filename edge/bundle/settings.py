@@ -37,6 +37,9 @@ class VenusSettings:
     kv_type: str = "f16"  # KV cache type: f16, q8_0 or q4_0
     kv_high: int = 8000  # slide the KV cache when a chunk could pass this many positions
     kv_low: int = 6000  # ... down to this many
+    # After a slide, move the cache's cells together when the live cache is at most this big (0: never);
+    # see edge/frontend/venus/kv_window.py.
+    kv_compact_mb: int = 256
     # The per-chunk cap: every token the model writes in a unit counts (<|speak|> too); the last place is
     # <|chunk_eos|>, appended without sampling once the model has written max_speak_tokens - 1.
     max_speak_tokens: int = 20

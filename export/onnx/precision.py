@@ -77,8 +77,10 @@ def to_int8_dynamic(src: pathlib.Path, dst: pathlib.Path) -> None:
         quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"])
 
 
-def to_int8_static(src: pathlib.Path, dst: pathlib.Path, samples: list[dict[str, np.ndarray]]) -> None:
-    """INT8 QDQ graph calibrated on `samples` (MinMax), weights per channel: what TensorRT reads."""
+def to_int8_static(src: pathlib.Path, dst: pathlib.Path, samples: list[dict[str, np.ndarray]],
+                   op_types: list[str] | None = None) -> None:
+    """INT8 QDQ graph calibrated on `samples` (MinMax), weights per channel: what TensorRT reads. `op_types`: the
+    operators quantized (default MatMul, Gemm and Conv)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     if not samples:
@@ -94,7 +96,7 @@ def to_int8_static(src: pathlib.Path, dst: pathlib.Path, samples: list[dict[str,
     with _quiet():
         quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ,
                         activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True,
-                        op_types_to_quantize=["MatMul", "Gemm", "Conv"],
+                        op_types_to_quantize=op_types or ["MatMul", "Gemm", "Conv"],
                         extra_options={"ActivationSymmetric": True})
 
 

@@ -26,5 +26,17 @@ def test_hidden_states_travel_as_a_float16_payload_frame():
 
 def test_bench_llm_prints_its_line(audio_bundle, capsys):
     assert bench_main(["--bundle", str(audio_bundle), "--chunks", "3", "--n-ctx", "1024"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert re.fullmatch(r"llm decode [\d.]+ tok/s vs llama\.cpp [\d.]+ tok/s \(ratio [\d.]+\), chunk rtf [\d.]+", last)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert re.fullmatch(r"llm decode [\d.]+ tok/s vs llama\.cpp [\d.]+ tok/s \(ratio [\d.]+, CPU time ratio [\d.]+\), "
+                        r"chunk rtf [\d.]+", lines[-1])
+    # The baseline runs after the same encoder work; the figure against llama.cpp run alone is printed beside it.
+    assert any(re.fullmatch(r"against llama\.cpp run alone \(as before\): prefill ratio [\d.]+, decode ratio [\d.]+",
+                            line) for line in lines)
+    assert any(line.startswith("llama.cpp after the encoders") for line in lines)
+
+
+def test_bench_llm_without_replay_compares_with_llama_cpp_alone(audio_bundle, capsys):
+    assert bench_main(["--bundle", str(audio_bundle), "--chunks", "2", "--n-ctx", "1024", "--no-replay"]) == 0
+    out = capsys.readouterr().out
+    assert "run alone" not in out and "after the encoders" not in out
+    assert re.search(r"llm decode [\d.]+ tok/s vs llama\.cpp [\d.]+ tok/s \(ratio [\d.]+", out)

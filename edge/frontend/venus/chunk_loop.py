@@ -57,9 +57,12 @@ class ChunkResult:
     injected: list[str] = field(default_factory=list)  # result ids prefilled after this chunk
     refused: list[str] = field(default_factory=list)  # forced items the protocol rules did not allow
     prefill_tokens: int = 0
+    prefill_at: int = 0  # the position the unit's input starts at (after any slide of the KV window)
     prefill_s: float = 0.0
+    prefill_cpu_s: float = 0.0  # this thread's CPU time: what the work cost, apart from waiting for a core
     decode_tokens: int = 0
     decode_s: float = 0.0
+    decode_cpu_s: float = 0.0
 
 
 def protocol_tokens(llm: LlamaModel) -> TokenMap:
@@ -100,7 +103,7 @@ class ChunkLoop:
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
         self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
         self.parser = DelegateParser(self.tok, llm.piece)
-        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low)
+        self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact_mb)
         base = [t(n) for n in INPUT_ONLY]
         # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
         self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)
@@ -171,10 +174,11 @@ class ChunkLoop:
         need = sum(1 if isinstance(item, int) else len(item) for item in seq) + self.s.max_speak_tokens + 4
         self.kv.make_room(need)
         self.kv.unit_start()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         n0 = self.llm.n_past
         logits = self._prefill(seq)
-        res.prefill_tokens, res.prefill_s = self.llm.n_past - n0, time.perf_counter() - t0
+        res.prefill_tokens, res.prefill_at, res.prefill_s = self.llm.n_past - n0, n0, time.perf_counter() - t0
+        res.prefill_cpu_s = time.thread_time() - c0
         output_from = self.llm.n_past
         terminator = self._decode(index, heard_ns, logits, res)
         self.llm.prefill_tokens([terminator, self.ids[UNIT_CLOSE]], want_logits=False)
@@ -227,7 +231,7 @@ class ChunkLoop:
         spoken_bytes = bytearray()
         hidden: list[np.ndarray] = []
         open_at_start, ended = self.in_turn, False
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         ctx = self.llm.ctx
         terminator = ids[CHUNK_EOS]
         while True:
@@ -277,6 +281,7 @@ class ChunkLoop:
         turnless = not (open_at_start or self.in_turn or res.turn_end or res.spoken_ids)
         res.control = "listen" if res.tokens[0] == ids[LISTEN] or turnless else "speak"
         res.decode_tokens, res.decode_s = len(res.tokens), time.perf_counter() - t0
+        res.decode_cpu_s = time.thread_time() - c0
         res.text = self.text_decoder.decode(bytes(spoken_bytes))
         if hidden:
             res.hidden = np.stack(hidden).astype(np.float32)

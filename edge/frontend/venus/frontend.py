@@ -96,8 +96,10 @@ class VenusFrontend(Frontend):
         if interrupt:
             self.loop.cut_turn()  # the harness offers its reply again
         info = {"vision_ms": round((t1 - t0) * 1e3, 2), "audio_ms": round((t2 - t1) * 1e3, 2),
-                "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "decode": res.decode_tokens,
-                "prefill_s": res.prefill_s, "decode_s": res.decode_s, **self.loop.state()}
+                "llm_ms": round((t3 - t2) * 1e3, 2), "prefill": res.prefill_tokens, "prefill_at": res.prefill_at,
+                "decode": res.decode_tokens,
+                "prefill_s": res.prefill_s, "decode_s": res.decode_s, "prefill_cpu_s": res.prefill_cpu_s,
+                "decode_cpu_s": res.decode_cpu_s, **self.loop.state()}
         if not self._llm_told:  # the journal records what the LLM really runs with, once
             info["llm"] = {"n_ctx": self.llm.n_ctx, "kv_type": self.llm.kv_type, "precision": self.bundle.llm_precision}
             self._llm_told = True

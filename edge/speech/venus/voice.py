@@ -20,7 +20,9 @@ is its own process and trusts nothing it has not checked.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Hashable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -34,6 +36,26 @@ from edge.speech.venus.tts import TTS
 
 log = logging.getLogger("edge.venus")
 REBUILD = "rebuild it with this venus-export build"
+SECONDS_PER_CODE = 0.04  # 2 mel frames of 480 samples at 24 kHz
+
+
+@dataclass
+class ChunkCost:
+    """What one chunk's words cost the voice: TTS codes, then token2wav windows (wall seconds)."""
+
+    tts_s: float = 0.0
+    codes: int = 0
+    token2wav_s: float = 0.0
+    samples: int = 0  # of the audio the chunk let out (a window runs once 29 codes are held)
+
+    @property
+    def tts_rtf(self) -> float | None:
+        """TTS time per second of speech its codes stand for."""
+        return self.tts_s / (self.codes * SECONDS_PER_CODE) if self.codes else None
+
+    @property
+    def token2wav_rtf(self) -> float | None:
+        return self.token2wav_s / (self.samples / VenusVoice.sample_rate) if self.samples else None
 
 
 class VenusVoice:
@@ -66,6 +88,7 @@ class VenusVoice:
         self.turn: Hashable | None = None  # the turn whose state the TTS and token2wav hold
         self.turn_codes: list[np.ndarray] = []  # codes of that turn, chunk by chunk
         self.codes_total = 0
+        self.last_cost = ChunkCost()  # of the latest chunk, complete once its audio is all taken
 
     def _begin(self, turn: Hashable | None) -> None:
         self.tts.begin_turn()
@@ -80,12 +103,23 @@ class VenusVoice:
         if turn is None or turn != self.turn:
             self._begin(turn)
         codes = np.zeros(0, np.int64)
+        cost = self.last_cost = ChunkCost()
         if token_ids:
             cap = max(1, self.s.tts_codes_per_token * len(token_ids))
+            t0 = time.perf_counter()
             codes = self.tts.next_codes(token_ids, hidden, cap, final)
+            cost.tts_s, cost.codes = time.perf_counter() - t0, len(codes)
         self.codes_total += len(codes)
         self.turn_codes.append(codes)
-        yield from self.t2w.push_codes(codes, final)
+        pieces = self.t2w.push_codes(codes, final)
+        while True:
+            t0 = time.perf_counter()
+            audio = next(pieces, None)
+            cost.token2wav_s += time.perf_counter() - t0
+            if audio is None:
+                break
+            cost.samples += len(audio)
+            yield audio
         if final:
             self.turn = None
 
