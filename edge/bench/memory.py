@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -37,7 +38,8 @@ from kernels.gate import Gate
 
 
 def run(minutes: float, seed: int, scene_s: tuple[int, int], root: Path, budget_mb: float,
-        baseline_frames: int, bundle: Path | None = None, out=sys.stdout) -> dict:
+        baseline_frames: int, bundle: Path | None = None, out: TextIO | None = None) -> dict:
+    out = out or sys.stdout  # looked up per call: a caller may have replaced sys.stdout since import
     seconds = int(minutes * 60)
     video = Video(seconds, seed, scene_s)
     reader, tokens = None, None

@@ -86,19 +86,19 @@ def embedded_transcriber(threads: int = 1) -> Transcriber:
 
 
 def embedded_describer(threads: int = 1, frames: int = 2) -> Describer:
-    """The vision node's describer (edge.memory.describe: PP-OCRv4 shipped in a package) on the frozen frames:
-    the oldest and the newest of them (RGB), each text read once, oldest first."""
-    from edge.memory.describe import TextReader
+    """The vision node's describer (edge.memory.describe: PP-OCRv4 and MediaPipe's face detector, shipped in
+    packages) on the frozen frames: the oldest and the newest of them (RGB), each new observation once."""
+    from edge.memory.describe import SceneDescriber, in_words
 
-    reader = TextReader(threads)
+    describer = SceneDescriber(threads)
 
     def describe(images: list[np.ndarray]) -> str:
         picks = [images[int(i)] for i in sorted(set(np.linspace(0, len(images) - 1, frames).round()))]
-        read: list[str] = []
+        seen: list[str] = []
         for rgb in picks:
-            text = reader(np.ascontiguousarray(rgb[:, :, ::-1])).removeprefix("text:").strip()
-            if text and text not in read:
-                read.append(text)
-        return " then ".join(f'the text "{t}"' for t in read)
+            said = in_words(describer(np.ascontiguousarray(rgb[:, :, ::-1])))
+            if said and said not in seen:
+                seen.append(said)
+        return ", then ".join(seen)
 
     return describe
