@@ -31,14 +31,17 @@ def test_the_memory_bench_keeps_every_scene_change_and_answers_from_memory(capsy
 
 def test_the_memory_bench_on_an_omni_bundle_stores_vision_tokens_and_retrieves_by_maxsim(capsys, tmp_path,
                                                                                          omni_bundle):
-    assert main(["bench", "memory", "--minutes", "3", "--scene-seconds", "30", "45", "--baseline-frames", "2",
+    assert main(["bench", "memory", "--minutes", "6", "--scene-seconds", "15", "25", "--baseline-frames", "2",
                  "--dir", str(tmp_path), "--bundle", str(omni_bundle)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     last = re.fullmatch(r"memory: kept (\d+)% \((\d+) MB/hour\), gate ([\d.]+) ms/frame, recall@5 (\d+)% "
                         r"over (\d+) questions, answer (\d+)% \(bundle\)", out[-1])
     assert last, out[-1]
-    assert int(last[5]) >= 2
+    assert int(last[5]) >= 4
     assert any(line.startswith("retrieval (MaxSim of question tokens on vision tokens)") for line in out)
+    # Untrained, the question's words find nothing in particular; a fresh view of the scene finds its frames.
+    by_picture = next(line for line in out if line.startswith("retrieval by picture"))
+    assert int(re.search(r"recall@5 (\d+)%", by_picture)[1]) >= 80, by_picture
     # Every kept frame is stored with the encoder's 64 tokens per frame, and no text description.
     stored = sorted(tmp_path.glob("*.npy"))
     assert stored and len(stored) == len(list(tmp_path.glob("*.jpg")))
