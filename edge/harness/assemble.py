@@ -74,13 +74,16 @@ def build_router(spec: Any, threads: int = 1) -> Router:
 
 def with_vision(cfg: dict[str, Any], archive: str | None) -> dict[str, Any]:
     """The config of a session whose vision node keeps `archive`: the memory capability reads that archive and
-    the multimodal capability describes its frames as the vision node does, unless the config says otherwise."""
+    the multimodal capability describes the frozen frames as the vision node does (a session with no
+    multimodal setting gets one that only looks), unless the config says otherwise."""
     if not archive:
         return cfg
     out = dict(cfg)
     out.setdefault("memory", archive)
     mm = out.get("multimodal")
-    if isinstance(mm, dict) and mm.get("transcriber") and "describer" not in mm:
+    if mm is None:
+        out["multimodal"] = {"describer": "embedded"}
+    elif isinstance(mm, dict) and "describer" not in mm:
         out["multimodal"] = {**mm, "describer": "embedded"}
     return out
 

@@ -74,6 +74,8 @@ def test_a_session_without_the_vision_node_has_no_memory_and_a_named_archive_win
     harness, = (from_plain(HarnessSettings, make_supervisor(SessionConfig(mic="in.wav"), nodes_for(
         SessionConfig(mic="in.wav"))).configs["harness"]),)
     assert harness.memory_dir is None and with_vision({}, harness.memory_dir) == {}
+    # With the vision node: its archive, and frozen frames described, with nothing written by hand.
+    assert with_vision({}, "/session") == {"memory": "/session", "multimodal": {"describer": "embedded"}}
     assert with_vision({"memory": "/elsewhere"}, "/session")["memory"] == "/elsewhere"
 
 

@@ -213,8 +213,10 @@ class DefaultFrontend(Frontend):
         line = f"(The camera shows a sign or page that reads: {words}.)\n" if words else ""
         if seen.get("faces", "").isdigit():
             n = int(seen["faces"])
-            who = ("no one: no face is in view" if n == 0 else "one face, likely the user's" if n == 1 else
-                   f"{n} faces: the user and {n - 1} other {'person' if n == 2 else 'people'}")
+            others = n - 1  # a camera facing the user sees the user's own face first
+            who = ("no face" if n == 0 else "only the user's face, so no one else is there" if n == 1 else
+                   f"{n} faces, so {'someone else is' if others == 1 else f'{others} other people are'} there "
+                   "with the user")
             line += f"(The camera sees {who}.)\n"
         return line
 
