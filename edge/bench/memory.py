@@ -110,12 +110,12 @@ def run(minutes: float, seed: int, scene_s: tuple[int, int], root: Path, budget_
         answer_s += time.process_time() - start
         found += any(video.scene_at(int(p.entry.t)) == scene for p in picks)
         lucky = select(entries, rng.random(len(entries)), similar, k=5)
+        chance += any(video.scene_at(int(p.entry.t)) == scene for p in lucky)
         if tokens is not None:  # the same scene seen again, as the query
             s = video.scenes[scene]
             probe = tokens.frame(video.frame(s.start + (s.end - s.start) * 2 // 3))
             seen = select(entries, maxsim_scores(probe, frame_tokens), similar, k=5)
             by_picture += any(video.scene_at(int(p.entry.t)) == scene for p in seen)
-        chance += any(video.scene_at(int(p.entry.t)) == scene for p in lucky)
         right += word.lower() in said.lower()
         if word.lower() not in said.lower() and tokens is None:
             print(f"  wrong: {q} -> {said} (shown: {word})", file=out)
