@@ -195,6 +195,7 @@ class HarnessSettings:
     journal: str | None
     threads: int
     harness: dict = field(default_factory=dict)  # skills, MCP servers, chat endpoint, router, store folder
+    memory_dir: str | None = None  # the vision node's archive, when the session has one (the harness reads it)
 
 
 @dataclass(frozen=True)
@@ -238,12 +239,14 @@ def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
     flat = cfg.as_dict()
     duplex = duplex_settings(cfg)
     echo_reference = typed("echo_reference", flat.get("echo_reference", False), bool)  # tests: always publish it
+    # One archive folder for the vision node that writes it and the harness that answers from it.
+    archive = memory_dir(flat) if "vision" in names else None
     build: dict[str, Callable[[], Any]] = {
         "capture": lambda: _fill(CaptureSettings, flat, duplex=duplex),
         "frontend": lambda: _fill(FrontendSettings, flat, models=flat, sees="vision" in names),
         "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
-        "harness": lambda: _fill(HarnessSettings, flat),
+        "harness": lambda: _fill(HarnessSettings, flat, memory_dir=archive),
         "recorder": lambda: _fill(RecorderSettings, flat, session=flat),
-        "vision": lambda: _fill(VisionSettings, flat, memory_dir=memory_dir(flat)),
+        "vision": lambda: _fill(VisionSettings, flat, memory_dir=archive),
     }
     return {n: build[n]() for n in names if n in build}

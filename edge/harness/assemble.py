@@ -9,8 +9,10 @@
       "skills": "skills/",
       "mcp": [{"name": "files", "command": "python3", "args": ["server.py"]},
               {"name": "home", "url": "http://127.0.0.1:8123/api/mcp", "token_env": "HA_TOKEN"}],
-      "multimodal": {"transcriber": "embedded" | "module:factory"},
-      "memory": "PATH",                            # the vision node's memory archive (JOURNAL.memory)
+      "multimodal": {"transcriber": "embedded" | "module:factory",   # either or both
+                     "describer": "embedded" | "module:factory"},   # frames: the text the vision node reads
+      "memory": "PATH",                            # the vision node's memory archive (JOURNAL.memory);
+                                                   # set by itself when the session runs the vision node
       "max_running": 8, "ttl_s": 600, ...           # HarnessSettings
     }
 """
@@ -28,7 +30,7 @@ from edge.harness.core import Harness
 from edge.harness.general import GeneralCapability
 from edge.harness.mcp_tools import McpHub
 from edge.harness.memory import MemoryCapability
-from edge.harness.multimodal import MultimodalCapability, embedded_transcriber, load_factory
+from edge.harness.multimodal import MultimodalCapability, embedded_describer, embedded_transcriber, load_factory
 from edge.harness.fast_route import FastRouter
 from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
 from edge.harness.settings import HarnessSettings
@@ -70,6 +72,22 @@ def build_router(spec: Any, threads: int = 1) -> Router:
                      "{'scripted': {...}} or {'fast': ROUTER}")
 
 
+def with_vision(cfg: dict[str, Any], archive: str | None) -> dict[str, Any]:
+    """The config of a session whose vision node keeps `archive`: the memory capability reads that archive and
+    the multimodal capability describes the frozen frames as the vision node does (a session with no
+    multimodal setting gets one that only looks), unless the config says otherwise."""
+    if not archive:
+        return cfg
+    out = dict(cfg)
+    out.setdefault("memory", archive)
+    mm = out.get("multimodal")
+    if mm is None:
+        out["multimodal"] = {"describer": "embedded"}
+    elif isinstance(mm, dict) and "describer" not in mm:
+        out["multimodal"] = {**mm, "describer": "embedded"}
+    return out
+
+
 def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int = 1) -> tuple[Registry, list[str],
                                                                                              McpHub | None]:
     registry, problems = Registry(), []
@@ -77,11 +95,14 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
     if chat is not None:
         registry.add(GeneralCapability(chat, settings.timeouts.get("general", settings.default_timeout_s)))
     mm = cfg.get("multimodal") or {}
-    if mm.get("transcriber"):
-        spec = mm["transcriber"]
-        factory: Callable[..., Any] = embedded_transcriber if spec == "embedded" else load_factory(spec)
+    if mm.get("transcriber") or mm.get("describer"):
         try:
-            registry.add(MultimodalCapability(factory(threads), chat,
+            hear = mm.get("transcriber")
+            see = mm.get("describer")
+            transcriber = ((embedded_transcriber if hear == "embedded" else load_factory(hear))(threads)
+                           if hear else None)
+            describer = (embedded_describer if see == "embedded" else load_factory(see))(threads) if see else None
+            registry.add(MultimodalCapability(transcriber, chat, describer,
                                               timeout_s=settings.timeouts.get("multimodal", 60.0)))
         except Exception as exc:  # noqa: BLE001  (a missing model: the rest of the harness still works)
             problems.append(f"the multimodal capability is off: {exc}")

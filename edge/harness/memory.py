@@ -11,6 +11,7 @@ from typing import Any
 from edge.harness.capability import CapabilityError, Outcome, RunContext
 from edge.memory.answer import answer
 from edge.memory.archive import Archive
+from edge.memory.describe import fields
 from edge.memory.retrieve import Pick, description_similarity, select, text_scores
 from edge.memory.settings import MemorySettings
 
@@ -46,5 +47,5 @@ class MemoryCapability:
         relevance = text_scores(question, entries, now=entries[-1].t)
         picks = [p for p in select(entries, relevance, description_similarity(entries), self.k) if p.relevance > 0]
         if not picks:  # no word of the question was seen ("what was on the whiteboard?"): the newest text read
-            picks = [Pick(e, 0.0, 0.0) for e in reversed(entries) if e.description][:1]
+            picks = [Pick(e, 0.0, 0.0) for e in reversed(entries) if fields(e.description).get("text")][:1]
         return Outcome(answer(question, picks))

@@ -1,7 +1,8 @@
 """The multimodal capability: answers from the frozen evidence (what was heard and seen before the cutoff).
 
-With the embedded default it works from a transcript of the frozen audio; the
-transcriber is pluggable (`module:factory`), as is an optional frame describer.
+With the embedded default it works from a transcript of the frozen audio and the
+text read in the frozen frames (the vision node's describer, PP-OCRv4); either
+part is pluggable (`module:factory`), and either may be left out.
 """
 from __future__ import annotations
 
@@ -32,15 +33,17 @@ class MultimodalCapability:
         "additionalProperties": False,
     }
 
-    def __init__(self, transcriber: Transcriber, chat: ChatBackend | None = None,
+    def __init__(self, transcriber: Transcriber | None, chat: ChatBackend | None = None,
                  describer: Describer | None = None, timeout_s: float = 60.0) -> None:
+        if transcriber is None and describer is None:
+            raise ValueError("the multimodal capability needs a transcriber, a frame describer or both")
         self.transcriber, self.chat, self.describer, self.timeout_s = transcriber, chat, describer, timeout_s
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
         ev = ctx.evidence()
         if ev is None or (len(ev.audio) == 0 and not ev.frames):
             raise CapabilityError("nothing was heard or seen before the question, so there is nothing to go on")
-        transcript = self.transcriber(ev.audio, ev.sample_rate).strip() if len(ev.audio) else ""
+        transcript = self.transcriber(ev.audio, ev.sample_rate).strip() if self.transcriber and len(ev.audio) else ""
         scene = self.describer([img for _, img in ev.frames]).strip() if self.describer and ev.frames else ""
         if ctx.cancelled:
             raise CapabilityError("the task was cancelled")
@@ -80,3 +83,22 @@ def embedded_transcriber(threads: int = 1) -> Transcriber:
         return asr.transcribe(audio)
 
     return transcribe
+
+
+def embedded_describer(threads: int = 1, frames: int = 2) -> Describer:
+    """The vision node's describer (edge.memory.describe: PP-OCRv4 and MediaPipe's face detector, shipped in
+    packages) on the frozen frames: the oldest and the newest of them (RGB), each new observation once."""
+    from edge.memory.describe import SceneDescriber, in_words
+
+    describer = SceneDescriber(threads)
+
+    def describe(images: list[np.ndarray]) -> str:
+        picks = [images[int(i)] for i in sorted(set(np.linspace(0, len(images) - 1, frames).round()))]
+        seen: list[str] = []
+        for rgb in picks:
+            said = in_words(describer(np.ascontiguousarray(rgb[:, :, ::-1])))
+            if said and said not in seen:
+                seen.append(said)
+        return ", then ".join(seen)
+
+    return describe

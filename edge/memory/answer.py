@@ -1,8 +1,7 @@
 """The embedded default's answer from retrieved memory: what the best pick's description says, and when."""
 from __future__ import annotations
 
-import re
-
+from edge.memory.describe import in_words
 from edge.memory.retrieve import Pick
 
 
@@ -13,9 +12,8 @@ def clock(t: float) -> str:
 
 def answer(question: str, picks: list[Pick]) -> str:
     """A one-sentence answer grounded in the picks (best first); says so when memory holds nothing."""
-    described = [p for p in picks if p.entry.description.strip()]
+    described = [p for p in picks if in_words(p.entry.description)]
     if not described:
         return "I have nothing in memory that matches that." if picks else "My memory is empty."
     best = described[0].entry
-    text = re.sub(r"\s+", " ", best.description).strip()
-    return f"At {clock(best.t)} I saw: {text}."
+    return f"At {clock(best.t)} I saw {in_words(best.description)}."

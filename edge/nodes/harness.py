@@ -15,7 +15,7 @@ import numpy as np
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
-from edge.harness.assemble import Built, build_harness
+from edge.harness.assemble import Built, build_harness, with_vision
 from edge.harness.general_model import with_general_chat
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
@@ -51,6 +51,7 @@ class HarnessNode(Node):
         # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
         hcfg = with_general_chat(dict(self.settings.harness),
                                  {"frontend": self.settings.frontend, "threads": self.settings.threads})
+        hcfg = with_vision(hcfg, self.settings.memory_dir)  # the vision node's archive and eyes, when it runs
         self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 

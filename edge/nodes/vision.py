@@ -1,7 +1,8 @@
 """The vision node: the embedded default's eyes, off the chunk loop.
 
 Each sampled camera frame goes through the memory gate (kernels/gate.py);
-a frame it keeps is read by OCR (edge/memory/describe.py) and stored in
+a frame it keeps is described (edge/memory/describe.py: the text OCR reads,
+the number of faces MediaPipe finds) and stored in
 the archive with its seconds of audio (edge/memory/recorder.py). Every
 frame looked at gets a `SceneDescription`: the newest one is what the
 frontend puts in its context. In real time a frame that waited longer
@@ -18,7 +19,7 @@ import numpy as np
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
 from edge.memory.archive import Archive
-from edge.memory.describe import TextReader
+from edge.memory.describe import SceneDescriber
 from edge.memory.recorder import Recorder
 from edge.memory.settings import MemorySettings
 from edge.settings import VisionSettings
@@ -36,7 +37,7 @@ class VisionNode(Node):
         super().__init__(io, settings, restore)
         self.settings: VisionSettings = settings
         self.recorder: Recorder | None = None
-        self.reader: TextReader | None = None
+        self.reader: SceneDescriber | None = None
         self.description = ""          # the newest kept frame's description
         self.described_ns = 0          # ... and its frame time
         self.frames = self.kept = self.skipped = 0
@@ -44,7 +45,7 @@ class VisionNode(Node):
 
     def setup(self) -> None:
         self.busy_s = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
-        self.reader = TextReader(threads=self.settings.threads)
+        self.reader = SceneDescriber(threads=self.settings.threads)
         archive = Archive(MemorySettings(root=self.settings.memory_dir, budget_mb=self.settings.memory_mb))
         self.recorder = Recorder(archive, describe=self.reader)
 

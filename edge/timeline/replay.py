@@ -54,7 +54,8 @@ def replayable_harness(recorded: dict) -> tuple[dict, list[str]]:
             out[key] = value
         elif key == "chat" and value == "embedded":
             out[key] = value
-        elif key == "multimodal" and value == {"transcriber": "embedded"}:
+        elif key == "multimodal" and isinstance(value, dict) and value and set(value.items()) <= {
+                ("transcriber", "embedded"), ("describer", "embedded")}:
             out[key] = value
         else:
             dropped.append(key)

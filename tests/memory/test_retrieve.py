@@ -62,8 +62,10 @@ def test_maxsim_weights_query_tokens_that_tell_frames_apart():
 
 
 def test_the_answer_names_what_the_best_pick_showed_and_when():
-    es = entries((725.0, "text: ZEBRA"))
+    es = entries((725.0, "text: ZEBRA; faces: 2"), (1800.0, "faces: 0"))
     picks = select(es, text_scores("what word was on the screen at minute 12?", es, now=3600),
                    description_similarity(es))
-    assert answer("what word was on the screen at minute 12?", picks) == "At 12:05 I saw: text: ZEBRA."
+    said = answer("what word was on the screen at minute 12?", picks)
+    assert said == 'At 12:05 I saw the text "ZEBRA" and two faces.'
+    assert answer("what was there?", picks[1:]) == "I have nothing in memory that matches that."  # no text, no face
     assert answer("anything?", []) == "My memory is empty."

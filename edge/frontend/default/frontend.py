@@ -30,6 +30,7 @@ from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import Reply
+from edge.memory.describe import fields as scene_fields
 from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
@@ -202,12 +203,22 @@ class DefaultFrontend(Frontend):
     def _camera_line(self) -> str:
         """What the camera shows now, before the user's words: the model cannot see, so it is told in words.
 
-        Only text read in the newest frame is worth a line; a frame with nothing read adds none.
+        The newest description's text read, and how many faces are in view when faces are counted (the
+        user's own is usually one of them: "is anyone behind me?" is answered from the count).
         """
         if self.scene is None:
             return ""
-        words = protocol.strip_protocol(self.scene[1].removeprefix("text:"))
-        return f"(The camera shows a sign or page that reads: {words}.)\n" if words else ""
+        seen = scene_fields(self.scene[1])
+        words = protocol.strip_protocol(seen.get("text", ""))
+        line = f"(The camera shows a sign or page that reads: {words}.)\n" if words else ""
+        if seen.get("faces", "").isdigit():
+            n = int(seen["faces"])
+            others = n - 1  # a camera facing the user sees the user's own face first
+            who = ("no face" if n == 0 else "only the user's face, so no one else is there" if n == 1 else
+                   f"{n} faces, so {'someone else is' if others == 1 else f'{others} other people are'} there "
+                   "with the user")
+            line += f"(The camera sees {who}.)\n"
+        return line
 
     def _transcribe(self, utt: Utterance, out: ChunkOutput) -> str:
         t0 = time.perf_counter()
