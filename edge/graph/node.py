@@ -6,6 +6,7 @@ A malformed message is counted and dropped; a node never crashes on one.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -13,7 +14,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 import zmq
 
@@ -101,6 +102,16 @@ class NodeIO:
         with self._lock:
             self._ctl.send_multipart(self._frames(msg, (), None))
 
+    @contextlib.contextmanager
+    def busy(self, bound_s: float) -> Iterator[None]:
+        """Around a step that may block the loop longer than the supervisor's short hang limit (a model step):
+        the supervisor waits up to `bound_s` for it, and applies the short limit again once it is over."""
+        self.control(m.Heartbeat(self.name, {}, busy_s=float(bound_s)))
+        try:
+            yield
+        finally:
+            self.control(m.Heartbeat(self.name, {}, busy_s=0.0))
+
     def new_id(self) -> str:
         return f"{self.name}-{uuid.uuid4().hex[:12]}"
 
@@ -117,7 +128,7 @@ class Node:
     name = "node"  # what this node is: the message registry derives the topics it receives from it
     settings_type: ClassVar[type | None] = None  # the dataclass its settings arrive as (None: a plain dict)
     hears_everything: ClassVar[bool] = False  # subscribe to every topic on the bus (the recorder)
-    busy_s = 0.0  # a node whose handler may block longer than the supervisor's hang limit says so here
+    busy_s = 0.0  # a node whose every handler may block this long says so here; better: `io.busy` around the step
 
     def __init__(self, io: NodeIO, settings: Any, restore: dict) -> None:
         self.io = io
@@ -203,7 +214,8 @@ class NodeRunner:
             io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3, float(node.busy_s)))
             if not self._await_start(ctl, io):
                 return
-            node.start()
+            with io.busy(self.spec.start_timeout_s):  # start() may still load things (capture's detector)
+                node.start()
             self._loop(node, io, ctl, sub)
         finally:
             try:
@@ -315,7 +327,11 @@ class NodeRunner:
     def _catch_up(self, node: Node, io: NodeIO, ctl: zmq.Socket, env: Envelope) -> None:
         """Virtual clock: apply every interrupt up to this message's epoch, at the sender's decision time."""
         deadline = time.monotonic() + INTERRUPT_WAIT_S
+        next_hb = 0.0
         while not any(p.epoch >= env.epoch for p in self.pending) and time.monotonic() < deadline and not node.stop:
+            if time.monotonic() >= next_hb:  # waiting is not hanging: the supervisor keeps hearing from us
+                io.control(m.Heartbeat(self.spec.name, {}))
+                next_hb = time.monotonic() + self.spec.heartbeat_s
             if ctl.poll(20):  # the data outran the supervisor's relay: the Interrupt is on its way
                 while ctl.poll(0):
                     self._on_control(node, io, ctl.recv_multipart())

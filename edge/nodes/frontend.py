@@ -72,8 +72,6 @@ class FrontendNode(Node):
         self.sight_since: float | None = None  # when the next chunk started waiting for descriptions
 
     def setup(self) -> None:
-        # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
-        self.busy_s = self.settings.frontend_busy_s
         self.frontend = build_frontend(self.settings.frontend, self.settings.models)
         if self.settings.barge_in:
             self.judge = BargeInJudge(self.frontend, self.settings.models)
@@ -236,13 +234,15 @@ class FrontendNode(Node):
                       playback_active=self.playback_active, user_speech_onset_ns=onset)
         t_call = time.monotonic_ns()
         recv_delay = self.io.clock.now_ns() - env.t_ns
-        if self.judge is not None:
-            self.judge.hear(chunk)  # a transcript of speech over the reply runs while the frontend steps
-        out = self.frontend.step(chunk)
-        if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
-            restore = self.judge.decide(chunk, out)
-            if restore is not None:
-                self.io.publish(restore)
+        # One step runs models with no heartbeat meanwhile; on a loaded CPU it can take many seconds.
+        with self.io.busy(self.settings.frontend_busy_s):
+            if self.judge is not None:
+                self.judge.hear(chunk)  # a transcript of speech over the reply runs while the frontend steps
+            out = self.frontend.step(chunk)
+            if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
+                restore = self.judge.decide(chunk, out)
+                if restore is not None:
+                    self.io.publish(restore)
         compute = time.monotonic_ns() - t_call
         span = msg.t_end_ns - msg.t_start_ns
         self.chunks += 1

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from edge.nodes.speech import SpeechNode
 
 BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
+SYNTH_BOUND_S = 60.0  # virtual clock: synthesizing one request inline, on a loaded core, takes at most this
 
 
 class RealTimeSpeech:
@@ -105,7 +106,8 @@ class VirtualSpeech:
         pass
 
     def speak(self, msg: m.SpeakText, t_ns: int, delay_ns: int, hidden: np.ndarray | None) -> None:
-        self.node.synthesize(msg, t_ns, delay_ns, hidden)  # ready at the request's own stamp
+        with self.node.io.busy(SYNTH_BOUND_S):
+            self.node.synthesize(msg, t_ns, delay_ns, hidden)  # ready at the request's own stamp
         self.node.drain_ready()
         self._ahead_if(msg.index)
 

@@ -26,6 +26,7 @@ from edge.wire import Envelope
 from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.vision")
+READ_BOUND_S = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
 
 
 class VisionNode(Node):
@@ -43,7 +44,6 @@ class VisionNode(Node):
         self.read_s = 0.0
 
     def setup(self) -> None:
-        self.busy_s = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
         self.reader = TextReader(threads=self.settings.threads)
         archive = Archive(MemorySettings(root=self.settings.memory_dir, budget_mb=self.settings.memory_mb))
         self.recorder = Recorder(archive, describe=self.reader)
@@ -64,7 +64,8 @@ class VisionNode(Node):
     def _look(self, msg: m.VideoFrame, bgr: np.ndarray) -> None:
         assert self.recorder is not None
         t0 = time.perf_counter()
-        decision = self.recorder.frame(msg.t_ns / 1e9, bgr)
+        with self.io.busy(READ_BOUND_S):
+            decision = self.recorder.frame(msg.t_ns / 1e9, bgr)
         spent = time.perf_counter() - t0
         self.frames += 1
         if decision.kept and self.recorder.last is not None:

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from edge.nodes.frontend import FrontendNode
+from edge.nodes.harness import HarnessNode
 from edge.nodes.speech import SpeechNode
 
 
@@ -33,3 +35,28 @@ class CrashOnceFrontend(FrontendNode):
         if not self.restore.get("gen") and env.msg.TYPE == "audio_chunk" and env.msg.index == 3:
             raise RuntimeError("the frontend fails at chunk 3 (a test)")
         super().on_message(env)
+
+
+class HangOnceHarness(HarnessNode):
+    """Blocks in its first delegate request (a short handler that never returns) in its first life; the time it
+    blocked goes to the file named by HANG_MARK."""
+
+    def on_message(self, env) -> None:
+        if not self.restore and env.msg.TYPE == "delegate_request":
+            Path(os.environ["HANG_MARK"]).write_text(str(time.monotonic_ns()))
+            time.sleep(3600)
+        super().on_message(env)
+
+
+class SlowStepFrontend(FrontendNode):
+    """One model step (chunk 2) takes SLOW_STEP_S seconds: longer than the short hang limit, inside its bound."""
+
+    def setup(self) -> None:
+        super().setup()
+        step = self.frontend.step
+
+        def slow(chunk):
+            if chunk.index == 2:
+                time.sleep(float(os.environ.get("SLOW_STEP_S", "3")))
+            return step(chunk)
+        self.frontend.step = slow
