@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
+
+from edge.scratch import ScratchDir, sweep
+
+PREFIX = "venus-edge-run-"
+_held: dict[str, ScratchDir] = {}  # runtime folders of this process's sessions, locked until removed
 
 
 @dataclass(frozen=True)
@@ -32,11 +35,15 @@ def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
     if transport != "ipc":
         raise ValueError(f"unknown transport {transport!r}; use ipc, inproc or tcp")
     root = os.environ.get("XDG_RUNTIME_DIR") or None
-    path = tempfile.mkdtemp(prefix="venus-edge-", dir=root)
-    os.chmod(path, 0o700)
+    sweep(PREFIX, root)  # what a killed supervisor left
+    scratch = ScratchDir(PREFIX, root)
+    path = str(scratch.path)
+    _held[path] = scratch
     return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path)
 
 
 def remove_runtime_dir(ep: Endpoints) -> None:
     if ep.runtime_dir:
-        shutil.rmtree(ep.runtime_dir, ignore_errors=True)
+        scratch = _held.pop(ep.runtime_dir, None)
+        if scratch is not None:
+            scratch.remove()

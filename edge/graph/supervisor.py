@@ -208,8 +208,8 @@ class Supervisor:
             c.thread.start()
             c.pid = os.getpid()
         else:
-            c.proc = subprocess.Popen([sys.executable, "-m", "edge.graph.child"], stdin=subprocess.PIPE,
-                                      text=True)
+            c.proc = subprocess.Popen([sys.executable, "-m", "edge.graph.child", str(os.getpid())],
+                                      stdin=subprocess.PIPE, text=True)
             assert c.proc.stdin is not None
             c.proc.stdin.write(json.dumps(dataclasses.asdict(spec)))
             c.proc.stdin.close()

@@ -14,7 +14,6 @@ harness file (`venus-edge replay --harness FILE`).
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import soundfile as sf
 
 from edge import messages as m
 from edge.audio_format import RATE
+from edge.scratch import ScratchDir, sweep
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal, JournalError, content
 
@@ -30,11 +30,13 @@ from edge.timeline.journal import Journal, JournalError, content
 @dataclass
 class ReplayResult:
     ok: bool
-    journal: Path
+    journal: Path | None  # the replay's own journal, kept only when asked for (out_journal)
     compared: int
     first_difference: str = ""
     notes: list[str] = dataclasses.field(default_factory=list)  # what of the recording was not run, one sentence each
 
+
+WORK_PREFIX = "venus-edge-replay-"  # the temporary folder of the recorded input and the reply audio
 
 # Harness settings that only set numbers or choose among built-in parts: safe to take from a journal.
 _PLAIN_ROUTERS = (None, "general-only", "general", "embedded")
@@ -99,7 +101,16 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
             notes.append(f"the recorded harness settings {', '.join(dropped)} were not run (a journal never starts "
                          "what it names); give --harness FILE to replay with harness settings of your own.")
     recorded = dataclasses.replace(recorded, extra={**recorded.extra, "harness": harness})
-    work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
+    sweep(WORK_PREFIX)  # what a killed replay left (it holds the recorded input)
+    scratch = ScratchDir(WORK_PREFIX)
+    try:
+        return _replay(original, recorded, scratch.path, notes, verify, out_journal, speaker, inprocess)
+    finally:
+        scratch.remove()
+
+
+def _replay(original: Journal, recorded: SessionConfig, work: Path, notes: list[str], verify: bool,
+            out_journal: str | Path | None, speaker: str | None, inprocess: bool) -> ReplayResult:
     wav, frames = extract_input(original, work)
     # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
     # room again, or cancelling a second time, would change the input the session decided on.
@@ -110,8 +121,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
     if not report.ok:
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")
     new = Journal(cfg.journal)  # type: ignore[arg-type]
+    kept = new.path if out_journal else None  # the work folder goes when the replay ends
     if not verify:
-        return ReplayResult(True, new.path, 0, notes=notes)
+        return ReplayResult(True, kept, 0, notes=notes)
     # Each stream must match in order; how streams from different nodes interleave depends on timing.
     a, b = content(original), content(new)
     compared = 0
@@ -119,9 +131,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
         xs, ys = [c for t, c in a if t == kind], [c for t, c in b if t == kind]
         for i, (x, y) in enumerate(zip(xs, ys)):
             if x != y:
-                return ReplayResult(False, new.path, compared, f"{kind} #{i}: recorded {x} but replay gave {y}", notes)
+                return ReplayResult(False, kept, compared, f"{kind} #{i}: recorded {x} but replay gave {y}", notes)
             compared += 1
         if len(xs) != len(ys):
-            return ReplayResult(False, new.path, compared,
+            return ReplayResult(False, kept, compared,
                                 f"recorded {len(xs)} {kind} messages but replay gave {len(ys)}", notes)
-    return ReplayResult(True, new.path, compared, notes=notes)
+    return ReplayResult(True, kept, compared, notes=notes)
