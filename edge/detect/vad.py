@@ -5,7 +5,10 @@ previous frame as context, and carries a recurrent state tensor between
 calls. Audio that does not fill a frame is kept for the next call, so
 feeding a signal in pieces gives the same probabilities as feeding it whole.
 Each frame also reports its RMS level, so a caller never needs the samples
-the VAD holds back.
+the VAD holds back. A frame quieter than `quiet_rms` (a quiet room) is not
+run through the model: its probability is 0 and the model starts afresh
+after it, so an always-on device spends nothing on silence and the outcome
+depends on the frame alone (a replay, fed zeros for it, decides the same).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from edge.detect.level import frame_rms
 FRAME = 512  # samples per decision (32 ms)
 CONTEXT = 64  # samples of the previous frame the model sees again
 FRAME_NS = FRAME * 1_000_000_000 // RATE
+QUIET_RMS = 10 ** (-60 / 20)  # -60 dBFS: well under any voice, above a quiet room's floor
 
 
 @dataclass
@@ -31,7 +35,8 @@ class FrameProb:
 
 
 class SileroVad:
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, quiet_rms: float = QUIET_RMS) -> None:
+        self.quiet_rms = quiet_rms
         self.session = cpu_session(SILERO_VAD.locate(), threads)
         names = {i.name for i in self.session.get_inputs()}
         if names != {"input", "state", "sr"}:
@@ -61,7 +66,13 @@ class SileroVad:
         n = len(self._pending) // FRAME
         for i in range(n):
             frame = self._pending[i * FRAME:(i + 1) * FRAME]
-            out.append(FrameProb(self._next_ns, self.frame_prob(frame), frame_rms(frame)))
+            rms = frame_rms(frame)
+            if rms < self.quiet_rms:
+                self._state = np.zeros((2, 1, 128), np.float32)
+                self._context = np.zeros(CONTEXT, np.float32)
+                out.append(FrameProb(self._next_ns, 0.0, rms))
+            else:
+                out.append(FrameProb(self._next_ns, self.frame_prob(frame), rms))
             self._next_ns += FRAME_NS
         self._pending = self._pending[n * FRAME:]
         return out

@@ -136,6 +136,7 @@ class Node:
         self.restore = restore
         self.done = False  # set when this node's part of the session is complete
         self.stop = False  # set to leave the loop at once
+        self.tick_soon = False  # set by a handler: call `tick` right after this message, not when it was due
 
     def setup(self) -> None:
         """Heavy set-up (models, devices) before the node reports ready."""
@@ -304,6 +305,9 @@ class NodeRunner:
                     self._on_data(node, io, ctl, sub.recv_multipart())
                     if ctl.poll(0):
                         break
+            if node.tick_soon:
+                node.tick_soon = False
+                next_tick = min(next_tick, time.monotonic())
 
     def _on_control(self, node: Node, io: NodeIO, frames: list[bytes]) -> None:
         env = self._decode(frames)

@@ -29,6 +29,7 @@ from edge.graph.loader import load_class
 from edge.wire import Rejects, WireError, decode, encode
 
 log = logging.getLogger("edge.supervisor")
+SUPERVISE_MS = 100  # the supervision loop wakes for control messages at once, else this often (restarts, hangs)
 
 
 @dataclass
@@ -340,7 +341,7 @@ class Supervisor:
 
     def _supervise(self, t0: float) -> str:
         while True:
-            if self.ctl.poll(20):
+            if self.ctl.poll(SUPERVISE_MS):
                 while self.ctl.poll(0):
                     self._on_control(self.ctl.recv_multipart())
             self._check_children()

@@ -23,7 +23,6 @@ from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_state import StepFiles, state_folder
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
-from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.frontend")
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
@@ -225,7 +224,7 @@ class FrontendNode(Node):
 
     def _step(self, env: Envelope, msg: m.AudioChunk | m.ResentChunk) -> None:
         assert self.frontend is not None
-        audio = pcm16_to_float(env.payload[0]) if env.payload else np.zeros(0, np.float32)
+        audio = m.chunk_samples(msg, env.payload)
         frames = [f for f in self.frames if f.t_ns < msg.t_end_ns]
         self.frames = [f for f in self.frames if f.t_ns >= msg.t_end_ns]
         # Capture's onset of speech over playback reaches the chunk (its SpeechActivity came before this chunk).

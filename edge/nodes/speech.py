@@ -126,6 +126,7 @@ class SpeechNode(Node):
                 return
             self.last_speak = None if msg.index in self.turn_ends else msg
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
+            self.tick_soon = True  # playback starts at the block its first piece is ready, not at an idle tick
         elif isinstance(msg, m.ChunkDecision):
             if msg.turn_end:  # its words (sent next) end the turn; without words, the turn's tail goes now
                 self.turn_ends = {i for i in self.turn_ends if i > msg.index - 64} | {msg.index}

@@ -23,7 +23,6 @@ from edge.memory.recorder import Recorder
 from edge.memory.settings import MemorySettings
 from edge.settings import VisionSettings
 from edge.wire import Envelope
-from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.vision")
 READ_BOUND_S = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
@@ -51,8 +50,8 @@ class VisionNode(Node):
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
         assert self.recorder is not None
-        if isinstance(msg, m.AudioChunk) and env.payload:
-            self.recorder.audio(msg.t_start_ns / 1e9, pcm16_to_float(env.payload[0]))
+        if isinstance(msg, m.AudioChunk) and (env.payload or msg.silent):
+            self.recorder.audio(msg.t_start_ns / 1e9, m.chunk_samples(msg, env.payload))
         elif isinstance(msg, m.VideoFrame) and env.payload and msg.encoding == "rgb24":
             late_s = (self.io.clock.now_ns() - msg.t_ns) / 1e9
             if self.settings.realtime and late_s > self.settings.stale_s:

@@ -36,6 +36,7 @@ class ReplayResult:
     notes: list[str] = dataclasses.field(default_factory=list)  # what of the recording was not run, one sentence each
 
 
+NO_GATE_DBFS = -400.0  # below any 16-bit signal: only digital silence (all zeros) counts as quiet
 WORK_PREFIX = "venus-edge-replay-"  # the temporary folder of the recorded input and the reply audio
 
 # Harness settings that only set numbers or choose among built-in parts: safe to take from a journal.
@@ -63,22 +64,26 @@ def replayable_harness(recorded: dict) -> tuple[dict, list[str]]:
     return out, sorted(dropped)
 
 
-def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
-    """Write the recorded audio (and frames) back out as a WAV (and an image folder)."""
+def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None, bool]:
+    """Write the recorded audio (and frames) back out as a WAV (and an image folder); and whether the recording
+    summarized quiet chunks (a journal from before capture had a noise gate holds none)."""
     chunks: dict[int, np.ndarray] = {}
     frames: dict[int, tuple[m.VideoFrame, bytes]] = {}
     for rec, msg in journal.messages(m.AudioChunk, m.VideoFrame):
-        if isinstance(msg, m.AudioChunk) and rec.env.payload:
+        if isinstance(msg, m.AudioChunk) and msg.silent:
+            chunks[msg.index] = np.zeros(msg.n_samples, "<i2")  # summarized silence: zeros, as capture sent it
+        elif isinstance(msg, m.AudioChunk) and rec.env.payload:
             chunks[msg.index] = np.frombuffer(rec.env.payload[0], "<i2")
         elif isinstance(msg, m.VideoFrame) and rec.env.payload:
             frames[msg.index] = (msg, rec.env.payload[0])
     if not chunks:
         raise JournalError(f"journal {journal.path} holds no audio chunks to replay")
+    gated = any(msg.silent for _, msg in journal.messages(m.AudioChunk))
     audio = np.concatenate([chunks[i] for i in sorted(chunks)])
     wav = out_dir / "input.wav"
     sf.write(str(wav), audio, RATE, subtype="PCM_16")
     if not frames:
-        return wav, None
+        return wav, None, gated
     import cv2
 
     folder = out_dir / "frames"
@@ -86,7 +91,7 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
     for i, (msg, data) in sorted(frames.items()):
         img = np.frombuffer(data, np.uint8).reshape(msg.height, msg.width, 3)
         cv2.imwrite(str(folder / f"{i:06d}.png"), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
-    return wav, folder
+    return wav, folder, gated
 
 
 def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | None = None,
@@ -111,7 +116,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
 
 def _replay(original: Journal, recorded: SessionConfig, work: Path, notes: list[str], verify: bool,
             out_journal: str | Path | None, speaker: str | None, inprocess: bool) -> ReplayResult:
-    wav, frames = extract_input(original, work)
+    wav, frames, gated = extract_input(original, work)
+    if not gated:  # quiet chunks were recorded as they were heard: no gate, or the replay would differ
+        recorded = dataclasses.replace(recorded, extra={**recorded.extra, "quiet_dbfs": NO_GATE_DBFS})
     # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
     # room again, or cancelling a second time, would change the input the session decided on.
     cfg = dataclasses.replace(recorded, room_echo=None, echo_cancel=False, mic=str(wav),
