@@ -143,6 +143,38 @@ def hour_script(path: Path, minutes: int) -> Path:
     return path
 
 
+def graph_rss(sup) -> int | None:
+    """Resident memory of the supervisor and its nodes (a skill's short-lived process is not the graph's);
+    None while a node is not running (starting, restarting or already stopped)."""
+    total = psutil.Process().memory_info().rss
+    for c in sup.children.values():
+        if c.state != "running" or c.finished:
+            return None
+        try:
+            total += psutil.Process(c.pid).memory_info().rss
+        except psutil.Error:
+            return None
+    return total
+
+
+def what_happened(journal: Path) -> str:
+    from edge import messages as m
+    from edge.timeline.journal import Journal
+
+    j = Journal(journal)
+    seen: dict[str, set] = {"replies played": set(), "delegations": set(), "results": set(), "barge-ins": set()}
+    for _, msg in j.messages(m.PlaybackAck, m.DelegateRequest, m.BackendResult, m.Interrupt):
+        if isinstance(msg, m.PlaybackAck) and msg.last:
+            seen["replies played"].add(msg.speak_id)  # the recorder keeps every re-sent copy: count ids
+        elif isinstance(msg, m.DelegateRequest):
+            seen["delegations"].add(msg.id)
+        elif isinstance(msg, m.BackendResult) and msg.kind == "result":
+            seen["results"].add(msg.work_id)
+        elif isinstance(msg, m.Interrupt):
+            seen["barge-ins"].add(msg.epoch)
+    return ", ".join(f"{len(v)} {k}" for k, v in seen.items())
+
+
 def hour(args: argparse.Namespace, work: Path) -> int:
     minutes = int(args.minutes)
     wav = quiet_room(work / "hour.wav", minutes * 60)
@@ -155,11 +187,12 @@ def hour(args: argparse.Namespace, work: Path) -> int:
     sup = make_supervisor(cfg, nodes_for(cfg), virtual_clock=True)
     t0 = time.monotonic()
     runner, out = start(sup)
-    samples: list[tuple[float, int]] = []  # (session minutes, total RSS)
+    samples: list[tuple[float, int]] = []  # (session minutes, RSS of the graph)
     while runner.is_alive():
         chunks = sup.node_stats.get("capture", {}).get("chunks", 0)
-        s = sample(journal)
-        samples.append((chunks / 60, s.rss))
+        rss = graph_rss(sup)
+        if rss is not None and chunks < minutes * 60:
+            samples.append((chunks / 60, rss))
         runner.join(1.0)
     report = out["report"]
     if not report.ok:
@@ -172,9 +205,10 @@ def hour(args: argparse.Namespace, work: Path) -> int:
               file=sys.stderr)
         return 1
     first, last, peak = after[0][1], after[-1][1], max(r for _, r in after)
-    print(f"{minutes} min of session in {time.monotonic() - t0:.0f} s wall; rss {first / 1e6:.0f} MB at "
-          f"{after[0][0]:.1f} min, {last / 1e6:.0f} MB at {after[-1][0]:.1f} min, peak {peak / 1e6:.0f} MB; "
-          f"restarts {sum(report.restarts.values())}")
+    print(f"{minutes} min of session in {time.monotonic() - t0:.0f} s wall: {what_happened(journal)}; "
+          f"restarts {sum(report.restarts.values())}; journal {journal.stat().st_size / 1e6:.0f} MB")
+    print(f"rss {first / 1e6:.0f} MB at {after[0][0]:.1f} min, {last / 1e6:.0f} MB at {after[-1][0]:.1f} min, "
+          f"peak {peak / 1e6:.0f} MB ({len(samples)} samples)")
     print(f"hour rss growth after {settle:.0f} min {100 * (last - first) / first:+.1f}% "
           f"({first / 1e6:.0f} -> {last / 1e6:.0f} MB over {after[-1][0] - after[0][0]:.0f} min of session)")
     return 0
