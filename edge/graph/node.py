@@ -61,6 +61,7 @@ class NodeIO:
         self._outbox = outbox
         self._lock = threading.Lock()  # nodes may publish from a worker thread
         self.sent = 0
+        self._held: dict[str, str] = {}  # reliable message id -> its type: acknowledged once its work is done
 
     def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
         return encode(msg, seq=next(self._seq), epoch=self.epoch,
@@ -97,6 +98,22 @@ class NodeIO:
         with self._lock:
             for frames in self._outbox.due():
                 self._pub.send_multipart(frames)
+
+    def hold_ack(self, msg_id: str, msg_type: str) -> None:
+        """From `on_message`: do not acknowledge this reliable message on receipt, but when `release_ack` says
+        its work is done; until then its sender keeps it and sends it again, to a restarted node too."""
+        self._held[msg_id] = msg_type
+
+    def holds(self, msg_id: str) -> bool:
+        return msg_id in self._held
+
+    def release_ack(self, msg_id: str) -> None:
+        msg_type = self._held.pop(msg_id, None)
+        if msg_type is not None:
+            self.publish(m.Ack(msg_id, msg_type, self.name))
+
+    def held(self) -> list[str]:
+        return list(self._held)
 
     def control(self, msg: Message) -> None:
         with self._lock:
@@ -373,12 +390,12 @@ class NodeRunner:
             acks = acknowledger(type(msg)) == node.name
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
-                if acks:
+                if acks and not io.holds(msg_id):  # a held one is acknowledged when its work is done
                     io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
-            if acks:
+            if acks and not io.holds(msg_id):
                 io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
         else:
             node.on_message(env)

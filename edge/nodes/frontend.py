@@ -153,6 +153,7 @@ class FrontendNode(Node):
             assert self.frontend is not None
             self.backend_texts[msg.id] = (msg.work_id, msg.text)
             self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
+            self._commit()  # written down before the runner acknowledges it: a restart still says it
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:

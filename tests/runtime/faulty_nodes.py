@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -60,3 +62,30 @@ class SlowStepFrontend(FrontendNode):
                 time.sleep(float(os.environ.get("SLOW_STEP_S", "3")))
             return step(chunk)
         self.frontend.step = slow
+
+
+def _die_once_after(delay_s: float) -> None:
+    """SIGKILL this process `delay_s` from now, in its first life only (the file KILL_MARK remembers)."""
+    mark = Path(os.environ["KILL_MARK"])
+    if mark.exists():
+        return
+    mark.write_text(str(os.getpid()))
+    threading.Timer(delay_s, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+
+
+class KilledAfterResultFrontend(FrontendNode):
+    """Killed just after a harness result arrived (and was acknowledged), before it was spoken."""
+
+    def on_message(self, env) -> None:
+        super().on_message(env)
+        if env.msg.TYPE == "backend_result":
+            _die_once_after(0.05)
+
+
+class KilledWhileSpeakingSpeech(SpeechNode):
+    """Killed 0.3 s after the request to speak a harness result arrived: while it is being spoken."""
+
+    def on_message(self, env) -> None:
+        super().on_message(env)
+        if env.msg.TYPE == "speak_text" and env.msg.backend_id:
+            _die_once_after(0.3)
