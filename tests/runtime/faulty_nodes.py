@@ -89,3 +89,38 @@ class KilledWhileSpeakingSpeech(SpeechNode):
         super().on_message(env)
         if env.msg.TYPE == "speak_text" and env.msg.backend_id:
             _die_once_after(0.3)
+
+
+def _die_after_publishing(node, wanted) -> None:
+    """Wrap the node's publish: once a message for which `wanted(msg)` holds has gone out, the node dies."""
+    publish = node.io.publish
+
+    def watched(msg, *args, **kwargs):
+        publish(msg, *args, **kwargs)
+        if wanted(msg):
+            _die_once_after(0.05)
+    node.io.publish = watched
+
+
+class KilledAfterReleaseHarness(HarnessNode):
+    """Killed just after releasing a result to the frontend, before its acknowledgement can come back."""
+
+    def setup(self) -> None:
+        _die_after_publishing(self, lambda msg: msg.TYPE == "backend_result" and msg.kind == "result")
+        super().setup()
+
+
+class KilledAfterPlayedSpeech(SpeechNode):
+    """Killed just after the reply to a harness result has played to its end (and been acknowledged)."""
+
+    def setup(self) -> None:
+        _die_after_publishing(self, lambda msg: msg.TYPE == "playback_ack" and msg.last and bool(msg.backend_id))
+        super().setup()
+
+
+class KilledAfterDeliveredFrontend(FrontendNode):
+    """Killed just after telling the harness a result was delivered."""
+
+    def setup(self) -> None:
+        _die_after_publishing(self, lambda msg: msg.TYPE == "delivered")
+        super().setup()
