@@ -193,7 +193,7 @@ def hour(args: argparse.Namespace, work: Path) -> int:
         rss = graph_rss(sup)
         if rss is not None and chunks < minutes * 60:
             samples.append((chunks / 60, rss))
-        runner.join(1.0)
+        runner.join(0.25)
     report = out["report"]
     if not report.ok:
         print(f"venus-edge bench idle --hour: the session did not complete: {report.reason}", file=sys.stderr)

@@ -90,11 +90,11 @@ def test_bench_idle_prints_its_line_and_silence_barely_grows_the_journal(tmp_pat
 
 
 def test_bench_hour_short_version_completes_and_prints_the_growth_line(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "edge.cli", "bench", "idle", "--hour", "--minutes", "3"],
+    done = subprocess.run([sys.executable, "-m", "edge.cli", "bench", "idle", "--hour", "--minutes", "6"],
                           capture_output=True, text=True, timeout=600,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert re.fullmatch(r"hour rss growth after \d+ min [+-]\d+\.\d% \(\d+ -> \d+ MB over \d+ min of session\)",
                         lines[-1]), lines[-1]
-    assert "3 delegations, 3 results, 3 barge-ins; restarts 0" in lines[0], lines[0]
+    assert "6 delegations, 6 results, 6 barge-ins; restarts 0" in lines[0], lines[0]
