@@ -11,7 +11,7 @@ from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
 
-BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr")
+BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr", "idle")
 KV_TYPES = ("f16", "q8_0", "q4_0")
 
 
@@ -214,14 +214,17 @@ def replay_main(argv: list[str]) -> int:
     from edge.timeline.printable import printable  # notes and differences quote session text
     for note in result.notes:
         print(printable(f"venus-edge replay: {note}"), file=sys.stderr)
+    where = f" ({result.journal})" if result.journal else ""
     if args.verify:
         if result.ok:
-            print(f"replay matches the recording: {result.compared} messages compared ({result.journal})")
+            print(f"replay matches the recording: {result.compared} messages compared{where}")
         else:
             print(printable(f"replay differs from the recording: {result.first_difference}"))
             return 1
-    else:
+    elif result.journal:
         print(f"replayed into {result.journal}")
+    else:
+        print("replayed; give --out FILE to keep the replay's journal")
     return 0
 
 

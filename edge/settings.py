@@ -160,6 +160,9 @@ class CaptureSettings:
     video_fps: float
     threads: int
     duplex: DuplexSettings
+    # A chunk quieter than this (RMS, dB below full scale) is a quiet room: sent as silence, header only, so
+    # nothing downstream runs models on it and the journal does not grow with it.
+    quiet_dbfs: float = -60.0
 
     @property
     def chunk_ns(self) -> int:

@@ -5,7 +5,12 @@ previous frame as context, and carries a recurrent state tensor between
 calls. Audio that does not fill a frame is kept for the next call, so
 feeding a signal in pieces gives the same probabilities as feeding it whole.
 Each frame also reports its RMS level, so a caller never needs the samples
-the VAD holds back.
+the VAD holds back. Once a second of frames in a row has been quieter than
+`quiet_rms` (a quiet room), further quiet frames are not run through the
+model: their probability is 0, and the model starts afresh at the next
+sound, so an always-on device spends next to nothing on silence. Short
+pauses inside speech still go through the model (its memory bridges them).
+The choice depends on the audio alone, so a replay decides the same.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from edge.detect.level import frame_rms
 FRAME = 512  # samples per decision (32 ms)
 CONTEXT = 64  # samples of the previous frame the model sees again
 FRAME_NS = FRAME * 1_000_000_000 // RATE
+QUIET_RMS = 10 ** (-60 / 20)  # -60 dBFS: well under any voice, above a quiet room's floor
+QUIET_HOLD = 31  # quiet frames in a row (about a second) before the model is skipped
 
 
 @dataclass
@@ -31,7 +38,8 @@ class FrameProb:
 
 
 class SileroVad:
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, quiet_rms: float = QUIET_RMS) -> None:
+        self.quiet_rms = quiet_rms
         self.session = cpu_session(SILERO_VAD.locate(), threads)
         names = {i.name for i in self.session.get_inputs()}
         if names != {"input", "state", "sr"}:
@@ -44,6 +52,7 @@ class SileroVad:
         self._context = np.zeros(CONTEXT, np.float32)
         self._pending = np.zeros(0, np.float32)
         self._next_ns = t_ns  # session time of the first pending sample
+        self._quiet_run = 0  # quiet frames in a row so far
 
     def frame_prob(self, frame: np.ndarray) -> float:
         """Speech probability of one 512-sample frame (advances the state)."""
@@ -61,7 +70,15 @@ class SileroVad:
         n = len(self._pending) // FRAME
         for i in range(n):
             frame = self._pending[i * FRAME:(i + 1) * FRAME]
-            out.append(FrameProb(self._next_ns, self.frame_prob(frame), frame_rms(frame)))
+            rms = frame_rms(frame)
+            self._quiet_run = self._quiet_run + 1 if rms < self.quiet_rms else 0
+            if self._quiet_run > QUIET_HOLD:
+                if self._quiet_run == QUIET_HOLD + 1:  # the room has been quiet a while: start afresh later
+                    self._state = np.zeros((2, 1, 128), np.float32)
+                    self._context = np.zeros(CONTEXT, np.float32)
+                out.append(FrameProb(self._next_ns, 0.0, rms))
+            else:
+                out.append(FrameProb(self._next_ns, self.frame_prob(frame), rms))
             self._next_ns += FRAME_NS
         self._pending = self._pending[n * FRAME:]
         return out

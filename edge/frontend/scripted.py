@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 
@@ -83,7 +84,16 @@ class ScriptedFrontend(Frontend):
         return out
 
     def deliver(self, result: ResultToSay) -> None:
-        self.pending.append(result)
+        if all(r.id != result.id for r in self.pending):
+            self.pending.append(result)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """Results waiting for an idle boundary: a restart still speaks them."""
+        return {"pending": [[r.id, r.text, r.work_id] for r in self.pending]}
+
+    def resume(self, folder: Path, state: dict[str, Any]) -> dict[str, Any]:
+        self.pending = [ResultToSay(rid, text, work_id) for rid, text, work_id in state.get("pending", [])]
+        return {"pending": len(self.pending)} if self.pending else {}
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False  # it hears nothing: the judge decides from capture's activity

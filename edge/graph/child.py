@@ -1,29 +1,25 @@
-"""Entry point of a node process: `python -m edge.graph.child` with a NodeSpec as JSON on stdin."""
+"""Entry point of a node process: `python -m edge.graph.child SUPERVISOR_PID` with a NodeSpec as JSON on stdin."""
 from __future__ import annotations
 
-import ctypes
-import json
-import logging
 import os
 import signal
 import sys
 
-from edge.graph.node import NodeRunner, NodeSpec
-from edge.graph.loader import load_class
+from edge.tether import die_with_parent
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process if the supervisor dies, so no node outlives its session."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def main() -> int:
+def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the supervisor decides when we stop
-    _die_with_parent()
+    # Before the heavy imports: a supervisor killed while this node is still loading must take it along too.
+    die_with_parent()
+    if argv and argv[0].isdigit() and os.getppid() != int(argv[0]):
+        return 1  # the supervisor died before the request was made
+    import json
+    import logging
+
+    from edge.graph.loader import load_class
+    from edge.graph.node import NodeRunner, NodeSpec
+
     logging.basicConfig(level=os.environ.get("VENUS_EDGE_LOG", "WARNING"),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     spec = NodeSpec(**json.loads(sys.stdin.read()))
@@ -32,4 +28,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

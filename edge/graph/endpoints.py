@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
+
+from edge.scratch import ScratchDir, sweep
+
+PREFIX = "venus-edge-run-"
+_held: dict[str, ScratchDir] = {}  # runtime folders of this process's sessions, locked until removed
 
 
 @dataclass(frozen=True)
@@ -31,15 +35,18 @@ def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
         return Endpoints(f"{host}:{base_port}", f"{host}:{base_port + 1}", f"{host}:{base_port + 2}")
     if transport != "ipc":
         raise ValueError(f"unknown transport {transport!r}; use ipc, inproc or tcp")
-    path = tempfile.mkdtemp(prefix="venus-edge-", dir=_socket_root())
-    os.chmod(path, 0o700)
+    root = _socket_root()
+    sweep(PREFIX, root)  # what a killed supervisor left
+    scratch = ScratchDir(PREFIX, root)
+    path = str(scratch.path)
+    _held[path] = scratch
     return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path)
 
 
 # A Unix socket path holds at most 107 bytes; the longest name placed in the directory is below.
 _SUN_PATH_MAX = 107
 _LONGEST_SOCKET = "/bus-out"
-_MKDTEMP_NAME = len("venus-edge-") + 8
+_MKDTEMP_NAME = len(PREFIX) + 8
 
 
 def _socket_root() -> str | None:
@@ -52,4 +59,6 @@ def _socket_root() -> str | None:
 
 def remove_runtime_dir(ep: Endpoints) -> None:
     if ep.runtime_dir:
-        shutil.rmtree(ep.runtime_dir, ignore_errors=True)
+        scratch = _held.pop(ep.runtime_dir, None)
+        if scratch is not None:
+            scratch.remove()

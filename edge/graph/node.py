@@ -6,6 +6,7 @@ A malformed message is counted and dropped; a node never crashes on one.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -13,7 +14,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 import zmq
 
@@ -60,6 +61,7 @@ class NodeIO:
         self._outbox = outbox
         self._lock = threading.Lock()  # nodes may publish from a worker thread
         self.sent = 0
+        self._held: dict[str, str] = {}  # reliable message id -> its type: acknowledged once its work is done
 
     def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
         return encode(msg, seq=next(self._seq), epoch=self.epoch,
@@ -97,9 +99,35 @@ class NodeIO:
             for frames in self._outbox.due():
                 self._pub.send_multipart(frames)
 
+    def hold_ack(self, msg_id: str, msg_type: str) -> None:
+        """From `on_message`: do not acknowledge this reliable message on receipt, but when `release_ack` says
+        its work is done; until then its sender keeps it and sends it again, to a restarted node too."""
+        self._held[msg_id] = msg_type
+
+    def holds(self, msg_id: str) -> bool:
+        return msg_id in self._held
+
+    def release_ack(self, msg_id: str) -> None:
+        msg_type = self._held.pop(msg_id, None)
+        if msg_type is not None:
+            self.publish(m.Ack(msg_id, msg_type, self.name))
+
+    def held(self) -> list[str]:
+        return list(self._held)
+
     def control(self, msg: Message) -> None:
         with self._lock:
             self._ctl.send_multipart(self._frames(msg, (), None))
+
+    @contextlib.contextmanager
+    def busy(self, bound_s: float) -> Iterator[None]:
+        """Around a step that may block the loop longer than the supervisor's short hang limit (a model step):
+        the supervisor waits up to `bound_s` for it, and applies the short limit again once it is over."""
+        self.control(m.Heartbeat(self.name, {}, busy_s=float(bound_s)))
+        try:
+            yield
+        finally:
+            self.control(m.Heartbeat(self.name, {}, busy_s=0.0))
 
     def new_id(self) -> str:
         return f"{self.name}-{uuid.uuid4().hex[:12]}"
@@ -117,7 +145,7 @@ class Node:
     name = "node"  # what this node is: the message registry derives the topics it receives from it
     settings_type: ClassVar[type | None] = None  # the dataclass its settings arrive as (None: a plain dict)
     hears_everything: ClassVar[bool] = False  # subscribe to every topic on the bus (the recorder)
-    busy_s = 0.0  # a node whose handler may block longer than the supervisor's hang limit says so here
+    busy_s = 0.0  # a node whose every handler may block this long says so here; better: `io.busy` around the step
 
     def __init__(self, io: NodeIO, settings: Any, restore: dict) -> None:
         self.io = io
@@ -125,6 +153,7 @@ class Node:
         self.restore = restore
         self.done = False  # set when this node's part of the session is complete
         self.stop = False  # set to leave the loop at once
+        self.tick_soon = False  # set by a handler: call `tick` right after this message, not when it was due
 
     def setup(self) -> None:
         """Heavy set-up (models, devices) before the node reports ready."""
@@ -203,7 +232,8 @@ class NodeRunner:
             io.control(m.Ready(self.spec.name, (time.monotonic() - t0) * 1e3, float(node.busy_s)))
             if not self._await_start(ctl, io):
                 return
-            node.start()
+            with io.busy(self.spec.start_timeout_s):  # start() may still load things (capture's detector)
+                node.start()
             self._loop(node, io, ctl, sub)
         finally:
             try:
@@ -292,6 +322,9 @@ class NodeRunner:
                     self._on_data(node, io, ctl, sub.recv_multipart())
                     if ctl.poll(0):
                         break
+            if node.tick_soon:
+                node.tick_soon = False
+                next_tick = min(next_tick, time.monotonic())
 
     def _on_control(self, node: Node, io: NodeIO, frames: list[bytes]) -> None:
         env = self._decode(frames)
@@ -315,7 +348,11 @@ class NodeRunner:
     def _catch_up(self, node: Node, io: NodeIO, ctl: zmq.Socket, env: Envelope) -> None:
         """Virtual clock: apply every interrupt up to this message's epoch, at the sender's decision time."""
         deadline = time.monotonic() + INTERRUPT_WAIT_S
+        next_hb = 0.0
         while not any(p.epoch >= env.epoch for p in self.pending) and time.monotonic() < deadline and not node.stop:
+            if time.monotonic() >= next_hb:  # waiting is not hanging: the supervisor keeps hearing from us
+                io.control(m.Heartbeat(self.spec.name, {}))
+                next_hb = time.monotonic() + self.spec.heartbeat_s
             if ctl.poll(20):  # the data outran the supervisor's relay: the Interrupt is on its way
                 while ctl.poll(0):
                     self._on_control(node, io, ctl.recv_multipart())
@@ -353,12 +390,12 @@ class NodeRunner:
             acks = acknowledger(type(msg)) == node.name
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
-                if acks:
+                if acks and not io.holds(msg_id):  # a held one is acknowledged when its work is done
                     io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
-            if acks:
+            if acks and not io.holds(msg_id):
                 io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
         else:
             node.on_message(env)

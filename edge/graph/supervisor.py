@@ -29,6 +29,7 @@ from edge.graph.loader import load_class
 from edge.wire import Rejects, WireError, decode, encode
 
 log = logging.getLogger("edge.supervisor")
+SUPERVISE_MS = 100  # the supervision loop wakes for control messages at once, else this often (restarts, hangs)
 
 
 @dataclass
@@ -36,7 +37,12 @@ class SupervisorSettings:
     process_start_s: float = 30.0  # spawn to hello (interpreter and imports)
     handshake_timeout_s: float = 120.0  # hello to ready (model loading happens here)
     heartbeat_s: float = 0.5
-    hang_s: float = 10.0  # no heartbeat for this long after ready: killed and restarted
+    # No heartbeat for this long after ready: killed and restarted. Handlers are short, so a hang is caught
+    # within 2 s; a model step declares its own longer bound around itself (NodeIO.busy).
+    hang_s: float = 1.8
+    # Threads share one interpreter lock and a hung one cannot be restarted (the session stops): in-process
+    # sessions wait this long before calling a node hung.
+    inprocess_hang_s: float = 10.0
     grace_s: float = 2.0  # shutdown to kill
     backoff_s: float = 0.05  # first restart delay; doubles per consecutive failure
     backoff_max_s: float = 5.0
@@ -55,12 +61,18 @@ class Child:
     spawned_at: float = 0.0
     hello_at: float | None = None
     busy_s: float = 0.0  # declared by the node at ready: its hang limit is at least this
+    busy_until: float = 0.0  # a step the node declared long (NodeIO.busy) may run until then
     last_seen: float = 0.0
+    problem: str = ""  # why it was last restarted, in one sentence (for health)
     restarts: int = 0
     restart_at: float | None = None
     finished: bool = False
     restore: dict = field(default_factory=dict)
     events: list[tuple[float, str]] = field(default_factory=list)
+
+    def hang_deadline(self, hang_s: float) -> float:
+        """When silence from this node means it hangs: the short limit, or the end of a declared long step."""
+        return max(self.last_seen + max(hang_s, self.busy_s), self.busy_until)
 
     def alive(self) -> bool:
         if self.proc is not None:
@@ -156,6 +168,10 @@ class Supervisor:
         except zmq.ZMQError:
             pass  # that node is gone; it will be restarted or is being stopped
 
+    @property
+    def hang_s(self) -> float:
+        return max(self.settings.hang_s, self.settings.inprocess_hang_s) if self.inprocess else self.settings.hang_s
+
     def now_ns(self) -> int:
         return time.monotonic_ns() - self.origin_ns
 
@@ -178,7 +194,7 @@ class Supervisor:
     def _spawn(self, c: Child) -> None:
         spec = self._spec(c)
         c.state, c.spawned_at, c.last_seen, c.restart_at, c.finished = "spawned", time.monotonic(), 0.0, None, False
-        c.hello_at = None
+        c.hello_at, c.busy_until = None, 0.0
         if self.inprocess:
             cls = load_class(spec.node_class)
 
@@ -193,8 +209,8 @@ class Supervisor:
             c.thread.start()
             c.pid = os.getpid()
         else:
-            c.proc = subprocess.Popen([sys.executable, "-m", "edge.graph.child"], stdin=subprocess.PIPE,
-                                      text=True)
+            c.proc = subprocess.Popen([sys.executable, "-m", "edge.graph.child", str(os.getpid())],
+                                      stdin=subprocess.PIPE, text=True)
             assert c.proc.stdin is not None
             c.proc.stdin.write(json.dumps(dataclasses.asdict(spec)))
             c.proc.stdin.close()
@@ -206,8 +222,9 @@ class Supervisor:
             c.proc.kill()
             c.proc.wait(timeout=5)
 
-    def _schedule_restart(self, c: Child, why: str) -> None:
+    def _schedule_restart(self, c: Child, why: str, sentence: str = "") -> None:
         self._kill(c)
+        c.problem = sentence or why
         c.restarts += 1
         if c.restarts > self.settings.max_restarts:
             c.state = "failed"
@@ -221,7 +238,8 @@ class Supervisor:
             return
         delay = min(self.settings.backoff_max_s, self.settings.backoff_s * 2 ** (c.restarts - 1))
         c.state, c.restart_at = "exited", time.monotonic() + delay
-        self._event(c.name, why, f"restart in {delay * 1000:.0f} ms")
+        self._event(c.name, why, f"{sentence}; restart in {delay * 1000:.0f} ms" if sentence
+                    else f"restart in {delay * 1000:.0f} ms")
 
     def _check_children(self) -> None:
         now = time.monotonic()
@@ -240,9 +258,11 @@ class Supervisor:
                 elif c.state == "spawned" and c.hello_at is not None and \
                         now - c.hello_at > self.settings.handshake_timeout_s:
                     self._schedule_restart(c, "handshake-timeout")
-                elif c.state == "running" and c.last_seen and \
-                        now - c.last_seen > max(self.settings.hang_s, c.busy_s):
-                    self._schedule_restart(c, "hung")
+                elif c.state == "running" and c.last_seen and now > c.hang_deadline(self.hang_s):
+                    quiet = now - c.last_seen
+                    self._schedule_restart(c, "hung", f"node {c.name} hung: no heartbeat for {quiet:.1f} s "
+                                                      f"(limit {max(self.hang_s, c.busy_s):.1f} s "
+                                                      f"outside a declared long step), so it was killed")
 
     # --- control ------------------------------------------------------------------------
     def _on_control(self, frames: list[bytes]) -> None:
@@ -275,7 +295,9 @@ class Supervisor:
         elif isinstance(msg, m.Checkpoint):
             c.restore = msg.state
         elif isinstance(msg, m.Heartbeat):
-            self.node_stats[c.name] = msg.stats
+            if msg.stats:
+                self.node_stats[c.name] = msg.stats
+            c.busy_until = c.last_seen + msg.busy_s if msg.busy_s > 0 else 0.0
         elif isinstance(msg, m.Interrupt):
             if msg.epoch > self.epoch:
                 self.epoch = msg.epoch
@@ -319,7 +341,7 @@ class Supervisor:
 
     def _supervise(self, t0: float) -> str:
         while True:
-            if self.ctl.poll(20):
+            if self.ctl.poll(SUPERVISE_MS):
                 while self.ctl.poll(0):
                     self._on_control(self.ctl.recv_multipart())
             self._check_children()
@@ -346,7 +368,7 @@ class Supervisor:
         if not self.started or now < self._next_watchdog:
             return
         self._next_watchdog = now + 1.0
-        fresh = all(c.finished or (c.state == "running" and now - c.last_seen < max(self.settings.hang_s, c.busy_s))
+        fresh = all(c.finished or (c.state == "running" and now < c.hang_deadline(self.hang_s))
                     for c in self.children.values() if c.state != "failed")
         if fresh:
             self.notifier.notify("WATCHDOG=1")

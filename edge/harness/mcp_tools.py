@@ -19,6 +19,7 @@ from typing import Any, Callable
 from edge.harness.capability import CapabilityError, Outcome, RunContext
 from edge.harness.mcp_http import bearer_token, http_streams, lost, why
 from edge.harness.spoken import say, say_text
+from edge.tether import tethered
 
 log = logging.getLogger("edge.harness.mcp")
 
@@ -88,7 +89,9 @@ class McpServer:
             return http_streams(self.spec, self.token, self.timeout_s, self.refused)
         from mcp import StdioServerParameters, stdio_client
 
-        return stdio_client(StdioServerParameters(command=self.spec["command"], args=list(self.spec.get("args", [])),
+        # Started from the loop's thread, which lives as long as the server: it dies with the harness.
+        command = tethered([self.spec["command"], *self.spec.get("args", [])])
+        return stdio_client(StdioServerParameters(command=command[0], args=command[1:],
                                                   env=self.spec.get("env"), cwd=self.spec.get("cwd")))
 
     async def _serve(self, ready: concurrent.futures.Future) -> None:

@@ -24,6 +24,7 @@ import jsonschema
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext, TransientError
 from edge.harness.skill_host import EX_TEMPFAIL
+from edge.tether import tethered
 
 log = logging.getLogger("edge.harness.skills")
 LOAD_TIMEOUT_S = 20.0  # a Python entry is imported once at load, in a child process, to report errors early
@@ -80,7 +81,7 @@ class Skill:
             raise SkillError(f"skill {self.name}: entry file {file} does not exist in {self.root}")
         host = [sys.executable, "-m", "edge.harness.skill_host"]
         try:
-            check = subprocess.run([*host, "--check", str(path), attr], cwd=self.root, capture_output=True,
+            check = subprocess.run(tethered([*host, "--check", str(path), attr]), cwd=self.root, capture_output=True,
                                    text=True, timeout=LOAD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise SkillError(f"skill {self.name}: {file} did not finish loading within {LOAD_TIMEOUT_S:.0f} s") from None
@@ -100,7 +101,8 @@ class Skill:
 
     def _run_command(self, arguments: dict[str, Any], context: dict, ctx: RunContext) -> Any:
         try:
-            proc = subprocess.Popen(self.command, cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            # Started and waited for on this thread: the skill dies with the harness, even one killed outright.
+            proc = subprocess.Popen(tethered(self.command), cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
         except OSError as exc:
             raise CapabilityError(f"the {self.name} skill could not start ({exc.strerror})") from None

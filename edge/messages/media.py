@@ -1,6 +1,8 @@
 """Media messages: audio chunks and video frames from capture, stamped once, and the playback reference."""
 from __future__ import annotations
 
+import numpy as np
+
 from edge.audio_format import RATE
 from edge.wire.registry import Message, message
 
@@ -17,8 +19,26 @@ def _pcm(n_samples: int, payload: list[bytes]) -> str | None:
         return f"payload frame 0 holds {have} bytes, not the {2 * n_samples} of {n_samples} 16-bit samples"
     return None
 
+def _silent(n_samples: int, payload: list[bytes]) -> str | None:
+    """A silent chunk: its samples are zeros by definition, so payload frame 0 is empty."""
+    if n_samples < 0:
+        return f"n_samples is {n_samples}, below 0"
+    if payload and payload[0]:
+        return f"a silent chunk carries {len(payload[0])} bytes in payload frame 0, not none"
+    return None
+
+
+def chunk_samples(msg: "AudioChunk | ResentChunk", payload: list[bytes]) -> np.ndarray:
+    """A chunk's samples as float32 in [-1, 1): zeros for a silent one."""
+    if msg.silent:
+        return np.zeros(msg.n_samples, np.float32)
+    if not payload:
+        return np.zeros(0, np.float32)
+    return np.frombuffer(payload[0], "<i2").astype(np.float32) / 32768.0
+
+
 __all__ = ["AudioChunk", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
-           "ResentChunk"]
+           "ResentChunk", "chunk_samples"]
 
 
 @message
@@ -36,13 +56,16 @@ class AudioChunk(Message):
     """Samples per second of the PCM in payload frame 0."""
     n_samples: int = 0
     """How many samples payload frame 0 holds."""
+    silent: bool = False
+    """Under capture's noise gate: the chunk is `n_samples` zeros and payload frame 0 is empty (silence is
+    summarized on the bus and in the journal)."""
 
     def contradiction(self, payload: list[bytes]) -> str | None:
         if self.index < 0 or self.t_start_ns < 0 or self.t_end_ns < self.t_start_ns:
             return f"chunk {self.index} from {self.t_start_ns} to {self.t_end_ns} ns is not a span of session time"
         if self.sample_rate not in RATES:
             return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
-        return _pcm(self.n_samples, payload)
+        return _silent(self.n_samples, payload) if self.silent else _pcm(self.n_samples, payload)
 
 
 @message
@@ -150,6 +173,8 @@ class ResentChunk(Message):
     """Samples per second of the PCM in payload frame 0."""
     n_samples: int = 0
     """How many samples payload frame 0 holds."""
+    silent: bool = False
+    """As in AudioChunk: the chunk is zeros and payload frame 0 is empty."""
     frame_t_ns: int | None = None
     """Session time of the video frame in payload frame 1, if there is one."""
     width: int = 0

@@ -26,6 +26,17 @@ from kernels.resample import float_to_pcm16, pcm16_to_float
 
 log = logging.getLogger("edge.capture")
 RING_WAIT_S = 60.0  # virtual clock: how long to wait for a frontend that decides nothing before going on
+PEAK_OVER_GATE_DB = 20.0  # a chunk is quiet only if its loudest sample is also this close to the gate
+
+
+def quiet(pcm: bytes, gate_dbfs: float) -> bool:
+    """Under the noise gate: RMS below `gate_dbfs` and no sample louder than 20 dB above it (a click, an onset).
+    Judged on the 16-bit samples, so a replay of the journal judges every chunk the same."""
+    x = np.frombuffer(pcm, "<i2").astype(np.float32)
+    if not len(x):
+        return False
+    gate = 32768.0 * 10 ** (gate_dbfs / 20)
+    return float(np.sqrt(np.mean(x * x))) < gate and float(np.max(np.abs(x))) < gate * 10 ** (PEAK_OVER_GATE_DB / 20)
 
 
 class CaptureNode(Node):
@@ -48,6 +59,7 @@ class CaptureNode(Node):
         self.ring = ChunkRing(int(RING_S * 1000) // settings.chunk_ms)
         self.ring_wait_since: float | None = None
         self.ring_wait_given_up = False
+        self.quiet_chunks = 0
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.settings.mic)
@@ -77,7 +89,8 @@ class CaptureNode(Node):
         for k in kept:
             c, frame = k.chunk, k.frame
             extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height} if frame else {}
-            self.io.publish(m.ResentChunk(c.index, c.t_start_ns, c.t_end_ns, c.sample_rate, c.n_samples, **extra),
+            self.io.publish(m.ResentChunk(c.index, c.t_start_ns, c.t_end_ns, c.sample_rate, c.n_samples, c.silent,
+                                          **extra),
                             [k.pcm, frame[1]] if frame else [k.pcm], t_ns=self.pacing.stamp(c.t_end_ns))
 
     def start(self) -> None:
@@ -153,8 +166,13 @@ class CaptureNode(Node):
         t0, t1 = self.index * self.chunk_ns, (self.index + 1) * self.chunk_ns
         self.pacing.reach(t1)
         frame = self._publish_frames(t0, t1)
-        chunk, pcm = m.AudioChunk(self.index, t0, t1, RATE, len(block)), float_to_pcm16(block)
-        self.io.publish(chunk, [pcm])
+        pcm = float_to_pcm16(block)
+        silent = quiet(pcm, self.settings.quiet_dbfs)
+        if silent:  # a quiet room: the chunk is zeros, said in the header alone (no audio on the bus or in the journal)
+            self.quiet_chunks += 1
+            pcm = b""
+        chunk = m.AudioChunk(self.index, t0, t1, RATE, len(block), silent)
+        self.io.publish(chunk, [pcm] if pcm else [])
         dropped = self.ring.dropped
         self.ring.add(chunk, pcm, frame)
         if dropped == 0 and self.ring.dropped:  # said once: the count is in the node's stats
@@ -187,7 +205,8 @@ class CaptureNode(Node):
         log.info("capture: input ended after %d chunks", self.index)
 
     def stats(self) -> dict:
-        out = {"chunks": self.index, "resent": self.ring.resent, "ring_dropped": self.ring.dropped}
+        out = {"chunks": self.index, "quiet": self.quiet_chunks, "resent": self.ring.resent,
+               "ring_dropped": self.ring.dropped}
         if self.listener is not None:
             out.update(self.listener.stats(), ducks=self.ducks)
         return out

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("edge.capture")
 
 BLOCK = 320  # 20 ms: echo cancellation and onset detection run on blocks this size
+QUIET_BLOCKS = 4  # blocks read per wake-up while nothing plays (no duck can be due): 80 ms, a fifth of the wake-ups
 REF_WAIT_S = 60.0  # virtual clock: how long to wait for the playback reference before going on without it
 
 
@@ -54,23 +55,28 @@ class RealTimeCapture:
     def _tick_block(self) -> float:
         """Clean and watch 20 ms at a time, so a duck goes out within a block of the onset."""
         n = self.node
-        assert n.audio is not None
+        assert n.audio is not None and n.listener is not None
         start = n.index * n.chunk_samples + len(self.pending)
-        if not n.audio.live:  # a file paced in real time: each block when its last sample is due
-            wait = int((start + BLOCK) * 1e9 / RATE / n.settings.pace) - n.io.clock.now_ns()
+        # A duck is only due while the assistant is audible: otherwise a few blocks per wake-up are as good.
+        blocks = 1 if n.listener.audible(start) else max(1, min(QUIET_BLOCKS, (n.chunk_samples - len(self.pending))
+                                                               // BLOCK))
+        size = blocks * BLOCK
+        if not n.audio.live:  # a file paced in real time: each read when its last sample is due
+            wait = int((start + size) * 1e9 / RATE / n.settings.pace) - n.io.clock.now_ns()
             if wait > 0:
                 return wait / 1e9
-        block = n.audio.read(BLOCK)
+        block = n.audio.read(size)
         if block is None:
             if n.audio.live:
-                return 0.005
+                return 0.005 if blocks == 1 else 0.02  # nothing plays: no duck waits on the next look
             if len(self.pending):
                 n.publish_chunk(np.concatenate([self.pending, np.zeros(n.chunk_samples - len(self.pending),
                                                                        np.float32)]))
                 self.pending = np.zeros(0, np.float32)
             n.finish()
             return 0.5
-        self.pending = np.concatenate([self.pending, n.listen(block, start)])
+        self.pending = np.concatenate([self.pending, *(n.listen(block[i:i + BLOCK], start + i)
+                                                       for i in range(0, len(block), BLOCK))])
         if len(self.pending) >= n.chunk_samples:
             chunk, self.pending = self.pending[:n.chunk_samples], self.pending[n.chunk_samples:]
             n.publish_chunk(chunk)

@@ -23,7 +23,6 @@ from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_state import StepFiles, state_folder
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
-from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.frontend")
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
@@ -72,8 +71,6 @@ class FrontendNode(Node):
         self.sight_since: float | None = None  # when the next chunk started waiting for descriptions
 
     def setup(self) -> None:
-        # One step runs models and sends no heartbeat meanwhile; on a loaded CPU it can take many seconds.
-        self.busy_s = self.settings.frontend_busy_s
         self.frontend = build_frontend(self.settings.frontend, self.settings.models)
         if self.settings.barge_in:
             self.judge = BargeInJudge(self.frontend, self.settings.models)
@@ -156,6 +153,7 @@ class FrontendNode(Node):
             assert self.frontend is not None
             self.backend_texts[msg.id] = (msg.work_id, msg.text)
             self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
+            self._commit()  # written down before the runner acknowledges it: a restart still says it
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:
@@ -227,7 +225,7 @@ class FrontendNode(Node):
 
     def _step(self, env: Envelope, msg: m.AudioChunk | m.ResentChunk) -> None:
         assert self.frontend is not None
-        audio = pcm16_to_float(env.payload[0]) if env.payload else np.zeros(0, np.float32)
+        audio = m.chunk_samples(msg, env.payload)
         frames = [f for f in self.frames if f.t_ns < msg.t_end_ns]
         self.frames = [f for f in self.frames if f.t_ns >= msg.t_end_ns]
         # Capture's onset of speech over playback reaches the chunk (its SpeechActivity came before this chunk).
@@ -236,13 +234,15 @@ class FrontendNode(Node):
                       playback_active=self.playback_active, user_speech_onset_ns=onset)
         t_call = time.monotonic_ns()
         recv_delay = self.io.clock.now_ns() - env.t_ns
-        if self.judge is not None:
-            self.judge.hear(chunk)  # a transcript of speech over the reply runs while the frontend steps
-        out = self.frontend.step(chunk)
-        if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
-            restore = self.judge.decide(chunk, out)
-            if restore is not None:
-                self.io.publish(restore)
+        # One step runs models with no heartbeat meanwhile; on a loaded CPU it can take many seconds.
+        with self.io.busy(self.settings.frontend_busy_s):
+            if self.judge is not None:
+                self.judge.hear(chunk)  # a transcript of speech over the reply runs while the frontend steps
+            out = self.frontend.step(chunk)
+            if self.judge is not None:  # the barge-in policy has the last word on speech over the reply
+                restore = self.judge.decide(chunk, out)
+                if restore is not None:
+                    self.io.publish(restore)
         compute = time.monotonic_ns() - t_call
         span = msg.t_end_ns - msg.t_start_ns
         self.chunks += 1

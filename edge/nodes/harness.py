@@ -19,9 +19,9 @@ from edge.harness.assemble import Built, build_harness, with_vision
 from edge.harness.general_model import with_general_chat
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
-from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.harness")
+IDLE_POLL_S = 0.5
 
 
 def state_dir(settings: HarnessSettings, restore: dict) -> Path:
@@ -69,8 +69,8 @@ class HarnessNode(Node):
             if h.accept(msg.id, msg.instruction, msg.opened_ns, msg.index):
                 self.accepted += 1
         elif isinstance(msg, m.AudioChunk):
-            if env.payload:
-                h.on_audio(msg.t_start_ns, pcm16_to_float(env.payload[0]), msg.sample_rate)
+            if env.payload or msg.silent:
+                h.on_audio(msg.t_start_ns, m.chunk_samples(msg, env.payload), msg.sample_rate)
         elif isinstance(msg, m.VideoFrame):
             if env.payload and msg.encoding == "rgb24":
                 h.on_frame(msg.t_ns, np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3))
@@ -96,9 +96,12 @@ class HarnessNode(Node):
             self.built.harness.on_interrupt()
 
     def tick(self) -> float | None:
-        if self.built is not None:
-            self.built.harness.poll()
-        return 0.05
+        if self.built is None:
+            return 0.05
+        self.built.harness.poll()
+        if self.built.harness.jobs or self.io.clock.virtual:
+            return 0.05  # work runs: timeouts and wake-ups are due at fine grain (and on the virtual clock always)
+        return IDLE_POLL_S  # nothing runs: a new request starts at once (accept polls), expiry can wait
 
     def stats(self) -> dict:
         if self.built is None:

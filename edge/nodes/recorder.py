@@ -10,6 +10,8 @@ from edge.settings import RecorderSettings
 from edge.timeline.journal import JournalWriter
 from edge.wire import Envelope
 
+SYNC_BOUND_S = 30.0
+
 
 class RecorderNode(Node):
     name = "recorder"
@@ -40,7 +42,8 @@ class RecorderNode(Node):
             self.writer.append(self.io.clock.now_ns(), [env.topic.encode(), env.header, *env.payload])
         if isinstance(env.msg, m.SessionEnd):
             if self.writer is not None:
-                self.writer.flush(sync=True)
+                with self.io.busy(SYNC_BOUND_S):  # a slow card can take seconds to sync
+                    self.writer.flush(sync=True)
             self.done = True
 
     def tick(self) -> float | None:

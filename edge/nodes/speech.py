@@ -27,6 +27,7 @@ from edge.wire import Envelope
 from kernels.resample import resample
 
 log = logging.getLogger("edge.speech")
+PLAYED_KEPT = 64  # requests whose played pieces a restart remembers
 
 
 def _hidden_states(msg: m.SpeakText, payload: list[bytes]) -> np.ndarray | None:
@@ -57,6 +58,10 @@ class SpeechNode(Node):
         self.played_pieces = 0
         self.turn_ends: set[int] = set()  # chunks whose decision ended the turn
         self.last_speak: m.SpeakText | None = None  # the current turn's latest words (a turn-keeping voice)
+        # A request is acknowledged once played (or cut), not on receipt: until then its sender keeps it, so a
+        # restarted node is sent it again. What an earlier life already played is not played twice.
+        self.held: dict[str, int] = {}  # speak id -> its epoch, while not yet played
+        self.played: dict[str, int] = {k: int(v) for k, v in (restore.get("played") or {}).items()}
 
     def setup(self) -> None:
         s = self.settings
@@ -113,6 +118,10 @@ class SpeechNode(Node):
 
     def _hand_over(self, msg: m.SpeakText, samples: np.ndarray, seq: int, last: bool, ready_ns: int | None,
                    recv_delay_ns: int) -> None:
+        if seq <= self.played.get(msg.id, -1):  # an earlier life of this node played it
+            if last:
+                self._done(msg.id)
+            return
         t = self.io.clock.now_ns() if ready_ns is None else ready_ns
         self.ready.put(AudioPiece(msg.id, msg.utterance, seq, msg.epoch, samples, t, last, msg.backend_id,
                              recv_delay_ns))
@@ -125,7 +134,10 @@ class SpeechNode(Node):
                 self.pacing.stale(msg)
                 return
             self.last_speak = None if msg.index in self.turn_ends else msg
+            self.io.hold_ack(msg.id, msg.TYPE)
+            self.held[msg.id] = msg.epoch
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
+            self.tick_soon = True  # playback starts at the block its first piece is ready, not at an idle tick
         elif isinstance(msg, m.ChunkDecision):
             if msg.turn_end:  # its words (sent next) end the turn; without words, the turn's tail goes now
                 self.turn_ends = {i for i in self.turn_ends if i > msg.index - 64} | {msg.index}
@@ -145,6 +157,9 @@ class SpeechNode(Node):
         assert self.player is not None
         self.drain_ready()
         cut = self.player.cut(self.io.epoch, t_ns)
+        for speak_id, epoch in list(self.held.items()):
+            if epoch < self.io.epoch:
+                self._done(speak_id)  # cut: its work is over
         self.player.gain = 1.0
         self.pacing.gain(1.0, None)
         if cut:
@@ -174,11 +189,25 @@ class SpeechNode(Node):
             self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
                                           p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
                                           p.backend_id, p.recv_delay_ns))
+            self._played(p.speak_id, p.seq, p.last)
         active = self.pacing.audible(self.player.active, self.player.pending())
         if active != self.was_active:
             self.was_active = active
             head = self.player.queue[0].utterance if self.player.queue else -1
             self.io.publish(m.PlaybackState(active, now_ns, head))
+
+    def _played(self, speak_id: str, seq: int, last: bool) -> None:
+        """Tell the supervisor what has been heard (a restart skips it), then acknowledge a request played whole."""
+        self.played[speak_id] = seq
+        while len(self.played) > PLAYED_KEPT:
+            self.played.pop(next(iter(self.played)))
+        self.io.control(m.Checkpoint(self.name, {"played": dict(self.played)}))
+        if last:
+            self._done(speak_id)
+
+    def _done(self, speak_id: str) -> None:
+        self.held.pop(speak_id, None)
+        self.io.release_ack(speak_id)
 
     def tick(self) -> float | None:
         return self.pacing.tick()

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from edge.nodes.speech import SpeechNode
 
 BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
+IDLE_S = 0.25  # real time, nothing to play: how often the loop still looks
+SYNTH_BOUND_S = 60.0  # virtual clock: synthesizing one request inline, on a loaded core, takes at most this
 
 
 class RealTimeSpeech:
@@ -84,7 +86,11 @@ class RealTimeSpeech:
                 idle = self.busy == 0
             if idle and n.ready.empty() and not n.player.pending():
                 n.finish()
-        return BLOCK_S
+        with self.lock:
+            working = self.busy > 0
+        if working or not n.ready.empty() or n.player.pending() or n.player.active or n.was_active:
+            return BLOCK_S
+        return IDLE_S  # nothing to play: a request wakes the loop at once (on_message sets tick_soon)
 
     def close(self) -> None:
         self.work.put(None)
@@ -105,7 +111,8 @@ class VirtualSpeech:
         pass
 
     def speak(self, msg: m.SpeakText, t_ns: int, delay_ns: int, hidden: np.ndarray | None) -> None:
-        self.node.synthesize(msg, t_ns, delay_ns, hidden)  # ready at the request's own stamp
+        with self.node.io.busy(SYNTH_BOUND_S):
+            self.node.synthesize(msg, t_ns, delay_ns, hidden)  # ready at the request's own stamp
         self.node.drain_ready()
         self._ahead_if(msg.index)
 

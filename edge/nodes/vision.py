@@ -24,9 +24,9 @@ from edge.memory.recorder import Recorder
 from edge.memory.settings import MemorySettings
 from edge.settings import VisionSettings
 from edge.wire import Envelope
-from kernels.resample import pcm16_to_float
 
 log = logging.getLogger("edge.vision")
+READ_BOUND_S = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
 
 
 class VisionNode(Node):
@@ -44,7 +44,6 @@ class VisionNode(Node):
         self.read_s = 0.0
 
     def setup(self) -> None:
-        self.busy_s = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
         self.reader = SceneDescriber(threads=self.settings.threads)
         archive = Archive(MemorySettings(root=self.settings.memory_dir, budget_mb=self.settings.memory_mb))
         self.recorder = Recorder(archive, describe=self.reader)
@@ -52,8 +51,8 @@ class VisionNode(Node):
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
         assert self.recorder is not None
-        if isinstance(msg, m.AudioChunk) and env.payload:
-            self.recorder.audio(msg.t_start_ns / 1e9, pcm16_to_float(env.payload[0]))
+        if isinstance(msg, m.AudioChunk) and (env.payload or msg.silent):
+            self.recorder.audio(msg.t_start_ns / 1e9, m.chunk_samples(msg, env.payload))
         elif isinstance(msg, m.VideoFrame) and env.payload and msg.encoding == "rgb24":
             late_s = (self.io.clock.now_ns() - msg.t_ns) / 1e9
             if self.settings.realtime and late_s > self.settings.stale_s:
@@ -65,7 +64,8 @@ class VisionNode(Node):
     def _look(self, msg: m.VideoFrame, bgr: np.ndarray) -> None:
         assert self.recorder is not None
         t0 = time.perf_counter()
-        decision = self.recorder.frame(msg.t_ns / 1e9, bgr)
+        with self.io.busy(READ_BOUND_S):
+            decision = self.recorder.frame(msg.t_ns / 1e9, bgr)
         spent = time.perf_counter() - t0
         self.frames += 1
         if decision.kept and self.recorder.last is not None:

@@ -250,11 +250,12 @@ class Observer:
         restarting = [c for c in children if c.state in RESTARTING]
         if restarting:
             c = restarting[0]
-            return "degraded", f"node {c.name} is restarting (restart {c.restarts})"
+            why = f" after: {c.problem}" if c.problem else ""
+            return "degraded", f"node {c.name} is restarting (restart {c.restarts}){why}"
         now = time.monotonic()
-        limit = sup.settings.hang_s / 2
+        limit = sup.hang_s / 2
         silent = [c for c in children if c.state == "running" and not c.finished and c.last_seen
-                  and now - c.last_seen > limit]
+                  and now - c.last_seen > limit and now > c.busy_until]
         if silent:
             c = silent[0]
             return "degraded", f"node {c.name} has not sent a heartbeat for {now - c.last_seen:.1f} s"

@@ -14,7 +14,6 @@ harness file (`venus-edge replay --harness FILE`).
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import soundfile as sf
 
 from edge import messages as m
 from edge.audio_format import RATE
+from edge.scratch import ScratchDir, sweep
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal, JournalError, content
 
@@ -30,11 +30,14 @@ from edge.timeline.journal import Journal, JournalError, content
 @dataclass
 class ReplayResult:
     ok: bool
-    journal: Path
+    journal: Path | None  # the replay's own journal, kept only when asked for (out_journal)
     compared: int
     first_difference: str = ""
     notes: list[str] = dataclasses.field(default_factory=list)  # what of the recording was not run, one sentence each
 
+
+NO_GATE_DBFS = -400.0  # below any 16-bit signal: only digital silence (all zeros) counts as quiet
+WORK_PREFIX = "venus-edge-replay-"  # the temporary folder of the recorded input and the reply audio
 
 # Harness settings that only set numbers or choose among built-in parts: safe to take from a journal.
 _PLAIN_ROUTERS = (None, "general-only", "general", "embedded")
@@ -62,22 +65,26 @@ def replayable_harness(recorded: dict) -> tuple[dict, list[str]]:
     return out, sorted(dropped)
 
 
-def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
-    """Write the recorded audio (and frames) back out as a WAV (and an image folder)."""
+def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None, bool]:
+    """Write the recorded audio (and frames) back out as a WAV (and an image folder); and whether the recording
+    summarized quiet chunks (a journal from before capture had a noise gate holds none)."""
     chunks: dict[int, np.ndarray] = {}
     frames: dict[int, tuple[m.VideoFrame, bytes]] = {}
     for rec, msg in journal.messages(m.AudioChunk, m.VideoFrame):
-        if isinstance(msg, m.AudioChunk) and rec.env.payload:
+        if isinstance(msg, m.AudioChunk) and msg.silent:
+            chunks[msg.index] = np.zeros(msg.n_samples, "<i2")  # summarized silence: zeros, as capture sent it
+        elif isinstance(msg, m.AudioChunk) and rec.env.payload:
             chunks[msg.index] = np.frombuffer(rec.env.payload[0], "<i2")
         elif isinstance(msg, m.VideoFrame) and rec.env.payload:
             frames[msg.index] = (msg, rec.env.payload[0])
     if not chunks:
         raise JournalError(f"journal {journal.path} holds no audio chunks to replay")
+    gated = any(msg.silent for _, msg in journal.messages(m.AudioChunk))
     audio = np.concatenate([chunks[i] for i in sorted(chunks)])
     wav = out_dir / "input.wav"
     sf.write(str(wav), audio, RATE, subtype="PCM_16")
     if not frames:
-        return wav, None
+        return wav, None, gated
     import cv2
 
     folder = out_dir / "frames"
@@ -85,7 +92,7 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None]:
     for i, (msg, data) in sorted(frames.items()):
         img = np.frombuffer(data, np.uint8).reshape(msg.height, msg.width, 3)
         cv2.imwrite(str(folder / f"{i:06d}.png"), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
-    return wav, folder
+    return wav, folder, gated
 
 
 def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | None = None,
@@ -100,8 +107,19 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
             notes.append(f"the recorded harness settings {', '.join(dropped)} were not run (a journal never starts "
                          "what it names); give --harness FILE to replay with harness settings of your own.")
     recorded = dataclasses.replace(recorded, extra={**recorded.extra, "harness": harness})
-    work = Path(tempfile.mkdtemp(prefix="venus-edge-replay-"))
-    wav, frames = extract_input(original, work)
+    sweep(WORK_PREFIX)  # what a killed replay left (it holds the recorded input)
+    scratch = ScratchDir(WORK_PREFIX)
+    try:
+        return _replay(original, recorded, scratch.path, notes, verify, out_journal, speaker, inprocess)
+    finally:
+        scratch.remove()
+
+
+def _replay(original: Journal, recorded: SessionConfig, work: Path, notes: list[str], verify: bool,
+            out_journal: str | Path | None, speaker: str | None, inprocess: bool) -> ReplayResult:
+    wav, frames, gated = extract_input(original, work)
+    if not gated:  # quiet chunks were recorded as they were heard: no gate, or the replay would differ
+        recorded = dataclasses.replace(recorded, extra={**recorded.extra, "quiet_dbfs": NO_GATE_DBFS})
     # The recorded chunks are what capture published: already cleaned of echo. Adding the simulated
     # room again, or cancelling a second time, would change the input the session decided on.
     cfg = dataclasses.replace(recorded, room_echo=None, echo_cancel=False, mic=str(wav),
@@ -111,8 +129,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
     if not report.ok:
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")
     new = Journal(cfg.journal)  # type: ignore[arg-type]
+    kept = new.path if out_journal else None  # the work folder goes when the replay ends
     if not verify:
-        return ReplayResult(True, new.path, 0, notes=notes)
+        return ReplayResult(True, kept, 0, notes=notes)
     # Each stream must match in order; how streams from different nodes interleave depends on timing.
     a, b = content(original), content(new)
     compared = 0
@@ -120,9 +139,9 @@ def replay(path: str | Path, *, verify: bool = False, out_journal: str | Path | 
         xs, ys = [c for t, c in a if t == kind], [c for t, c in b if t == kind]
         for i, (x, y) in enumerate(zip(xs, ys)):
             if x != y:
-                return ReplayResult(False, new.path, compared, f"{kind} #{i}: recorded {x} but replay gave {y}", notes)
+                return ReplayResult(False, kept, compared, f"{kind} #{i}: recorded {x} but replay gave {y}", notes)
             compared += 1
         if len(xs) != len(ys):
-            return ReplayResult(False, new.path, compared,
+            return ReplayResult(False, kept, compared,
                                 f"recorded {len(xs)} {kind} messages but replay gave {len(ys)}", notes)
-    return ReplayResult(True, new.path, compared, notes=notes)
+    return ReplayResult(True, kept, compared, notes=notes)

@@ -5,6 +5,7 @@ import os
 import signal
 import threading
 import time
+import wave
 
 from edge import messages as m
 from edge.graph.supervisor import SupervisorSettings
@@ -15,6 +16,17 @@ from edge.timeline.journal import Journal
 def config(tmp_path, wav, script, realtime=True):
     return SessionConfig(mic=str(wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "s.journal"),
                          frontend=f"scripted:{script}", voice="espeak", realtime=realtime).as_dict()
+
+
+def longer(wav, seconds, out):
+    """The input followed by silence, `seconds` long in all (room for a restart before the input ends)."""
+    with wave.open(str(wav)) as w:
+        params, frames = w.getparams(), w.readframes(w.getnframes())
+    pad = int(seconds * params.framerate) * params.sampwidth - len(frames)
+    with wave.open(str(out), "wb") as w:
+        w.setparams(params)
+        w.writeframes(frames + b"\0" * max(0, pad))
+    return out
 
 
 def events(report, node, event):
@@ -75,3 +87,40 @@ def test_sigkill_mid_session_node_back_within_2s_and_session_completes(tmp_path,
     # The reply spoken after the restart is still played and acknowledged.
     acks = [msg for _, msg in journal.messages(m.PlaybackAck)]
     assert any(a.utterance == 2 for a in acks)
+
+
+def test_a_blocked_short_handler_is_caught_within_2s_and_the_session_goes_on(tmp_path, speech_wav, script,
+                                                                             faulty_path, monkeypatch):
+    mark = tmp_path / "blocked_at"
+    monkeypatch.setenv("HANG_MARK", str(mark))
+    wav = longer(speech_wav, 14, tmp_path / "in.wav")  # the restarted harness has time to take the request
+    sup = make_supervisor(config(tmp_path, wav, script), ALL_NODES,
+                          node_classes={"harness": "faulty_nodes:HangOnceHarness"})
+    report = sup.run()  # the supervisor's own settings: nothing loosened or tightened for the test
+    assert report.ok, report.reason
+    assert report.restarts == {"recorder": 0, "capture": 0, "frontend": 0, "speech": 0, "harness": 1}
+    hung = events(report, "harness", "hung")
+    assert len(hung) == 1
+    caught_s = (hung[0]["t_s"] * 1e9 + sup.origin_ns - int(mark.read_text())) / 1e9
+    assert 0 < caught_s < 2.0
+    journal = Journal(tmp_path / "s.journal")
+    said = [msg.detail for _, msg in journal.messages(m.NodeEvent) if msg.node == "harness" and msg.event == "hung"]
+    assert len(said) == 1 and said[0].startswith("node harness hung: no heartbeat for ")
+    assert said[0].count(". ") == 0  # one sentence
+    # The request the blocked life never acknowledged is re-sent and taken by the next life.
+    delegated = [msg.id for _, msg in journal.messages(m.DelegateRequest)]
+    queued = {msg.work_id for _, msg in journal.messages(m.WorkEvent) if msg.state == "queued"}
+    assert delegated and set(delegated) <= queued
+    # Speech went on meanwhile: both scripted replies were played.
+    assert {a.utterance for _, a in journal.messages(m.PlaybackAck)} >= {1, 2}
+
+
+def test_a_long_model_step_within_its_declared_bound_is_not_called_hung(tmp_path, speech_wav, script, faulty_path,
+                                                                        monkeypatch):
+    monkeypatch.setenv("SLOW_STEP_S", "3")
+    sup = make_supervisor(config(tmp_path, speech_wav, script), ALL_NODES,
+                          node_classes={"frontend": "faulty_nodes:SlowStepFrontend"})
+    report = sup.run()
+    assert report.ok, report.reason
+    assert report.restarts["frontend"] == 0
+    assert not events(report, "frontend", "hung")
