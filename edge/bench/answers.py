@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--judge-asr", choices=ASR_MODELS, default="base",
                    help="the recognizer that transcribes the replies for scoring (default base)")
     p.add_argument("--no-rules", action="store_true",
-                   help="let the decision model answer sums and the clock itself (the baseline)")
+                   help="let the decision model answer everything itself (the baseline)")
     p.add_argument("--realtime", action="store_true", help="run in real time (default: as fast as the graph allows)")
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
@@ -131,7 +131,7 @@ def main(argv: list[str]) -> int:
         return 2
     extra: dict = {"asr": args.asr} if args.asr else {}
     if args.no_rules:
-        extra["delegate_reckoning"] = False
+        extra["rules"] = False
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), realtime=args.realtime, frontend="default",
                         voice="piper", threads=args.threads, extra=extra)

@@ -30,8 +30,7 @@ from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import FixedStream, Reply
-from edge.clock_question import clock_question
-from edge.spoken_math import work_out
+from edge.frontend.default.rules import by_rule
 from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
@@ -55,8 +54,8 @@ class Settings:
     llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
     first_budget: float = 1.5  # the same for the reply's first piece
     asr: str = "tiny.en"  # speech recognizer: tiny.en, or base (reads more voices right, twice the compute)
-    delegate_reckoning: bool = True  # sums, conversions and the clock always go to the harness (the 0.5B model
-    # gets them wrong; the harness's calculator and clock get them right)
+    rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
+    # from the history (edge/frontend/default/rules.py): the 0.5B model gets them wrong
 
 
 @dataclass
@@ -194,11 +193,10 @@ class DefaultFrontend(Frontend):
             # history must be prefilled again; doing it rarely keeps turns cheap.
             self.history = self.history[-2 * self.s.keep_turns - 1:]
         self.reply_turn_end_ns = utt.last_voice_ns
-        said = protocol.strip_protocol(text)
-        if self.s.delegate_reckoning and (work_out(said) or clock_question(said)):
-            # Decided by rule: the span alone, the words as heard for its instruction; the result is the answer.
-            self.reply = Reply(FixedStream(f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"))
-            out.info["delegated_by_rule"] = True
+        ruled = by_rule(protocol.strip_protocol(text), self.history) if self.s.rules else None
+        if ruled is not None:
+            self.reply = Reply(FixedStream(ruled))
+            out.info["by_rule"] = True
             return
         tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
         stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens, self.delegate_bias)
@@ -352,8 +350,8 @@ def build(config: dict) -> DefaultFrontend:
             setattr(s, key, int(config[key]))
     if config.get("asr"):
         s.asr = str(config["asr"])
-    if config.get("delegate_reckoning") is not None:
-        s.delegate_reckoning = bool(config["delegate_reckoning"])
+    if config.get("rules") is not None:
+        s.rules = bool(config["rules"])
     vad = SileroVad(threads)
     asr = Transcriber(threads, s.asr)
     llm = DecisionModel(assemble(QWEN_GGUF), threads, n_ctx=int(config.get("context") or 2048),
