@@ -25,7 +25,8 @@ import numpy as np
 from edge.bench.answers_set import Question, generate
 from edge.detect.asr import MODELS as ASR_MODELS
 
-SLOT_S = 9.0  # a question and its answer (a delegated one is spoken a chunk or two after the question)
+SLOT_S = 12.0  # a question and its answer: a delegated one is spoken a chunk or two after the question, and a
+# late one must not run into the next question (it would be taken for an interruption)
 
 
 def last_number(text: str) -> float | None:
