@@ -216,7 +216,7 @@ class _Parser:
 
 _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "me", "please", "can", "you",
          "could", "equals", "equal", "does", "do", "make", "makes", "the", "answer", "to", "of", "hey", "there", "so",
-         "okay", "ok", "um", "uh", "well", "now", "then", "add"}
+         "okay", "ok", "um", "uh", "well", "now", "then", "add", "in"}
 
 
 _ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out)\b", re.I)

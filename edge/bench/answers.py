@@ -108,6 +108,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
     p.add_argument("--asr", choices=ASR_MODELS, default=None, help="the frontend's recognizer (default: its own)")
+    p.add_argument("--asr-beam", type=int, default=None, help="the frontend recognizer's beam size (default: its own)")
     p.add_argument("--judge-asr", choices=ASR_MODELS, default="base",
                    help="the recognizer that transcribes the replies for scoring (default base)")
     p.add_argument("--no-rules", action="store_true",
@@ -120,6 +121,7 @@ def main(argv: list[str]) -> int:
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
+    from edge.graph.supervisor import SupervisorSettings
     from edge.session import SessionConfig, run_session
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-answers-"))
@@ -131,6 +133,8 @@ def main(argv: list[str]) -> int:
         print(f"venus-edge bench answers: {exc}")
         return 2
     extra: dict = {"asr": args.asr} if args.asr else {}
+    if args.asr_beam:
+        extra["asr_beam"] = args.asr_beam
     if args.no_rules:
         extra["rules"] = False
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
@@ -138,9 +142,11 @@ def main(argv: list[str]) -> int:
                         voice="piper", threads=args.threads, extra=extra)
     scored = [q for q in questions if q.kind != "say"]
     print(f"bench answers: {len(scored)} spoken questions (seed {args.seed}) in {len(set(q.voice for q in questions))} "
-          f"voices, the embedded default{' without its rules' if args.no_rules else ''}; files in {out}", flush=True)
+          f"voices, the embedded default{' without its rules' if args.no_rules else ''} (asr {args.asr or 'default'}"
+          f"{f' beam {args.asr_beam}' if args.asr_beam else ''}); files in {out}", flush=True)
     start = datetime.now().astimezone()
-    report = run_session(cfg)
+    # On a virtual clock the graph waits for its slowest node: a busy machine's stall is not a hang.
+    report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
     end = datetime.now().astimezone()
     if not report.ok:
         print(f"venus-edge bench answers: the session did not complete: {report.reason}")

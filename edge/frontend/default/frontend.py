@@ -54,6 +54,7 @@ class Settings:
     llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
     first_budget: float = 1.5  # the same for the reply's first piece
     asr: str = "tiny.en"  # speech recognizer: tiny.en, or base (reads more voices right, twice the compute)
+    asr_beam: int = 1  # the recognizer's beam size (1: greedy)
     rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
     # from the history (edge/frontend/default/rules.py): the 0.5B model gets them wrong
 
@@ -353,7 +354,9 @@ def build(config: dict) -> DefaultFrontend:
     if config.get("rules") is not None:
         s.rules = bool(config["rules"])
     vad = SileroVad(threads)
-    asr = Transcriber(threads, s.asr)
+    if config.get("asr_beam"):
+        s.asr_beam = max(1, int(config["asr_beam"]))
+    asr = Transcriber(threads, s.asr, beam_size=s.asr_beam)
     llm = DecisionModel(assemble(QWEN_GGUF), threads, n_ctx=int(config.get("context") or 2048),
                         kv_type=str(config.get("kv_type") or "f16"))
     return DefaultFrontend(vad, asr, llm, s)
