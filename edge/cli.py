@@ -11,7 +11,7 @@ from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
 
-BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr", "idle")
+BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr", "idle", "answers")
 KV_TYPES = ("f16", "q8_0", "q4_0")
 
 
@@ -60,8 +60,9 @@ def session_parser() -> argparse.ArgumentParser:
     model.add_argument("--script", help="a scripted frontend file (same as --frontend scripted:FILE)")
     model.add_argument("--voice", default=None, help="speech decoder: piper (default), espeak, null, or bundle:DIR")
     model.add_argument("--asr", choices=ASR_MODELS, default=None,
-                       help="the embedded default's speech recognizer: tiny.en (default, fastest) or base "
-                            "(reads more voices and names right, about twice the compute)")
+                       help="the embedded default's speech recognizer: base (default for the user's turns; "
+                            "reads more voices and names right) or tiny.en (about half the compute); speech over a "
+                            "reply is judged with tiny.en unless this names one")
     model.add_argument("--context", type=_positive_int, default=None,
                        help="LLM context in tokens (default: the frontend's own, 8192 for a bundle)")
     model.add_argument("--kv-type", choices=KV_TYPES, default=None,

@@ -26,8 +26,9 @@ MIN_READABLE_MS = 250  # shorter voiced speech may be the start of either: decid
 MIN_WORD_MS = 150  # finished speech voiced for less holds no word; what the recognizer reads in it is made up
 
 
-# Fillers the recognizer spells freely: "Mmm", "mhm", "N-n-n", "uh-huh", "hmm", "ahh".
-_FILLER = re.compile(r"^(m+(h+m+)?|n+|h+m+|u+h+(u+h+)?|a+h+|o+h+|u+m+|e+r+m*)$")
+# Fillers the recognizer spells freely: "Mmm", "mhm", "N-n-n", "uh-huh", "hmm", "ahh"; whisper base also writes
+# a hummed "mm-hm" as one made-up word after "mm" ("MMCharm"), and no English word starts with "mm".
+_FILLER = re.compile(r"^(m+(h+m+)?|mm[a-z]*|n+|h+m+|u+h+(u+h+)?|a+h+|o+h+|u+m+|e+r+m*)$")
 
 
 def words(text: str) -> list[str]:

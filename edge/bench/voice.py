@@ -174,8 +174,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--questions", type=int, default=len(QUESTIONS), help=f"how many (10 to {len(QUESTIONS)})")
     p.add_argument("--chunk-ms", type=int, default=1000, help="the session's chunk length (default 1000)")
     p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
-    p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
-                   help="the frontend's speech recognizer (default tiny.en)")
+    p.add_argument("--asr", choices=ASR_MODELS, default=None,
+                   help="the frontend's speech recognizer (default: the frontend's own, whisper base)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
                                                 "embedded default")
@@ -204,7 +204,7 @@ def main(argv: list[str]) -> int:
                         journal=str(out / "session.journal"), chunk_ms=args.chunk_ms, realtime=True,
                         frontend=f"bundle:{bundle}" if bundle else "default",
                         voice=f"bundle:{bundle}" if bundle else "piper", threads=args.threads,
-                        extra={} if bundle else {"max_reply_tokens": 32, "asr": args.asr})
+                        extra={} if bundle else {"max_reply_tokens": 32, **({"asr": args.asr} if args.asr else {})})
     who = f"bundle {bundle}" if bundle else "the embedded default"
     print(f"bench voice: {len(turns)} spoken questions, {who}, {args.chunk_ms} ms chunks, {args.threads} thread(s), "
           f"real time ({len(turns) * SLOT_S:.0f} s of audio); files in {out}", flush=True)

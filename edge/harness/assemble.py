@@ -31,7 +31,8 @@ from edge.harness.general import GeneralCapability
 from edge.harness.mcp_tools import McpHub
 from edge.harness.memory import MemoryCapability
 from edge.harness.multimodal import MultimodalCapability, embedded_describer, embedded_transcriber, load_factory
-from edge.harness.fast_route import FastRouter
+from edge.harness.builtin import builtin_capabilities
+from edge.harness.fast_route import ClaimFirst, FastRouter
 from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
 from edge.harness.settings import HarnessSettings
 from edge.harness.skills import load_skills
@@ -56,7 +57,7 @@ class Built:
 
 def build_router(spec: Any, threads: int = 1) -> Router:
     if spec in (None, "general-only", "general"):
-        return GeneralOnlyRouter()
+        return ClaimFirst(GeneralOnlyRouter())  # the calculator and the clock still take what is theirs
     if spec == "embedded":
         from edge.backends.locate import QWEN_GGUF, assemble
         return FastRouter(ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads))
@@ -120,6 +121,9 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
                 registry.add(sk)
             except ValueError as exc:
                 problems.append(str(exc))
+    for cap in builtin_capabilities():  # a skill or tool of the same name takes the place of a built-in one
+        if registry.get(cap.name) is None:
+            registry.add(cap)
     hub = None
     if cfg.get("mcp"):
         def late(tools: list) -> None:  # an HTTP server that was down at start, or came back with new tools

@@ -17,6 +17,9 @@ from zoneinfo import available_timezones
 from edge.harness.capability import Capability, Registry
 from edge.harness.router import Choice, Recent, Router
 
+# Capabilities only ever chosen by claim or by a model: the word score would pick them for any
+# instruction that mentions "time" or "current".
+_CLAIMING = frozenset({"general", "calculator", "clock"})
 MIN_SCORE = 3  # e.g. one tool-name word and one description word
 MARGIN = 2  # over the runner-up: a tie or a near tie is the model's to decide
 # Not "on" or "off": they name tools (HassTurnOn).
@@ -116,14 +119,39 @@ def fill(instruction: str, cap: Capability, explained: set[str]) -> tuple[dict[s
     return args, "; ".join(notes)
 
 
+def by_claim(instruction: str, registry: Registry) -> Choice | None:
+    """The first capability that claims the instruction by itself (the calculator for a sum it can work out,
+    the clock for a question about the local time); None when none does."""
+    for cap in registry:
+        claim = getattr(cap, "claim", None)
+        args = claim(instruction) if claim is not None else None
+        if args is not None:
+            return Choice(cap.name, args, path="claim", why=f"{cap.name} recognised the instruction as its own")
+    return None
+
+
+class ClaimFirst:
+    """A capability that recognises an instruction as its own takes it; the wrapped router decides the rest."""
+
+    def __init__(self, fallback: Router) -> None:
+        self.fallback = fallback
+        self.name = fallback.name
+
+    def route(self, instruction: str, registry: Registry, recent: list[Recent]) -> Choice:
+        return by_claim(instruction, registry) or self.fallback.route(instruction, registry, recent)
+
+
 class FastRouter:
-    """Rules first when one capability clearly matches; the wrapped router for the rest."""
+    """Claims, then rules when one capability clearly matches; the wrapped router for the rest."""
 
     def __init__(self, fallback: Router) -> None:
         self.fallback = fallback
         self.name = f"fast+{fallback.name}"
 
     def route(self, instruction: str, registry: Registry, recent: list[Recent]) -> Choice:
+        claimed = by_claim(instruction, registry)
+        if claimed is not None:
+            return claimed
         choice = self.by_rules(instruction, registry)
         if isinstance(choice, Choice):
             return choice
@@ -135,7 +163,7 @@ class FastRouter:
     def by_rules(self, instruction: str, registry: Registry) -> Choice | str:
         """The choice, or a sentence saying why rules did not decide."""
         said = words(instruction)
-        scored = sorted(((score(said, c), c) for c in registry if c.name != "general"),
+        scored = sorted(((score(said, c), c) for c in registry if c.name not in _CLAIMING),
                         key=lambda t: -t[0][0])
         if not scored or scored[0][0][0] < MIN_SCORE:
             return "no capability clearly matched"

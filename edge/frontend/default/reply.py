@@ -28,8 +28,23 @@ class ReplyPiece:
     llm_s: float = 0.0
 
 
+class FixedStream:
+    """A reply decided by rule, not decoded: it reads like a finished TokenStream holding `text`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.finished = True
+        self.tokens: list[int] = []
+
+    def next(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        pass
+
+
 class Reply:
-    def __init__(self, stream: TokenStream) -> None:
+    def __init__(self, stream: TokenStream | FixedStream) -> None:
         self.stream = stream
         self.spoken_upto = 0  # characters of speech already handed out
         self.delegated = False

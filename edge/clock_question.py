@@ -1,0 +1,31 @@
+"""Questions the local clock answers: "what time is it", "what's the date", "what day is it today".
+
+Read from the words alone: a question about another city's time names the city,
+so it is left to whoever knows zones (the answer here is the machine's own
+local time and date).
+"""
+from __future__ import annotations
+
+import re
+
+_TIME = re.compile(r"\b(what(?:'s| is)? the time|what time is it|(?:tell|give) me the time|"
+                   r"(?:have|got) the time|what time (?:do you have|have you got))\b")
+_DATE = re.compile(r"\b(what(?:'s| is)? (?:the |today's |todays )?date|what date is it|"
+                   r"which date is it|the date today)\b")
+_DAY = re.compile(r"\b(what(?:'s| is)? (?:the )?day (?:is it|of the week|today)|what day is it|which day is it|"
+                  r"what day it is)\b")
+_ELSEWHERE = re.compile(r"\b(in|at) [a-z]")  # "what time is it in Tokyo": another place's clock
+
+
+def clock_question(text: str) -> str | None:
+    """'time', 'date' or 'day' when the words ask the local clock for it; None otherwise."""
+    low = re.sub(r"\s+", " ", text.lower().replace("’", "'")).strip()
+    tail = low
+    for kind, rx in (("time", _TIME), ("date", _DATE), ("day", _DAY)):
+        m = rx.search(low)
+        if m:
+            tail = low[m.end():]
+            if _ELSEWHERE.match(tail.strip(" ,")) and not tail.strip(" ,").startswith(("in the ", "at the moment")):
+                return None
+            return kind
+    return None

@@ -1,0 +1,32 @@
+"""Replies decided by rule before the decision model is asked, for what a 0.5B model gets wrong.
+
+- A sum, a unit conversion or a question for the clock: the delegate span alone, holding the words as
+  heard; the harness's calculator or clock answers, and that answer is spoken (the protocol's way).
+- "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
+"""
+from __future__ import annotations
+
+import re
+
+from edge.clock_question import clock_question
+from edge.frontend.default import grammar as protocol
+from edge.spoken_math import work_out
+
+_RECALL = re.compile(r"\b(what did i (just )?say|what was i (just )?saying|repeat what i (just )?said|"
+                     r"what i just said)\b", re.I)
+
+
+def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
+    """The reply's whole text (protocol included) when a rule decides it; None to ask the model.
+
+    `said` is the user's words, protocol stripped; `history` ends with them.
+    """
+    if work_out(said) or clock_question(said):
+        return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
+    if _RECALL.search(said):
+        before = [text for role, text in history[:-1] if role == "user"]
+        if not before:
+            return "You have not said anything else yet."
+        last = re.sub(r"^\(The camera shows[^)]*\)\s*", "", before[-1]).strip().rstrip(".!?")
+        return f'You said: "{last}."'
+    return None

@@ -1,0 +1,35 @@
+"""The main command answers spoken arithmetic right in voices the bundled example does not use.
+
+`venus-edge --mic question.wav --speaker reply.wav --fast` (the CLI's own parser, in this process), with the
+question spoken by espeak-ng voices other than the example's; the reply is judged from its recording.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edge.audio_format import RATE
+from edge.bench import spoken
+from edge.cli import main as venus_edge
+from edge.spoken_math import numbers_in
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("voice, question, answer", [
+    ("en-us+f3", "Hey there. What is three plus four?", 7),
+    ("en-gb+m3", "What is twelve times seven?", 84),
+])
+def test_the_main_command_answers_spoken_arithmetic(tmp_path, transcriber, voice, question, answer):
+    clip = spoken.say(question, voice, 150)
+    silence = np.zeros(RATE // 2, np.float32)
+    mic = spoken.write(tmp_path / "question.wav", np.concatenate([silence, 0.8 * clip, np.zeros(8 * RATE, np.float32)]))
+    reply = tmp_path / "reply.wav"
+    assert venus_edge(["--mic", str(mic), "--speaker", str(reply), "--fast", "--journal",
+                       str(tmp_path / "s.journal")]) == 0
+    import soundfile as sf
+    from kernels.resample import resample
+
+    audio, rate = sf.read(str(reply), dtype="float32")
+    heard = transcriber.transcribe(resample(audio, rate, RATE).astype(np.float32))
+    assert numbers_in(heard) and numbers_in(heard)[-1] == answer, heard

@@ -1,0 +1,46 @@
+"""Spoken sums and conversions are worked out from the words, and anything else is left alone."""
+from __future__ import annotations
+
+import pytest
+
+from edge.clock_question import clock_question
+from edge.spoken_math import numbers_in, work_out
+
+
+@pytest.mark.parametrize("said, value", [
+    ("What is twelve times seven?", 84),
+    ("Hey, Nair, what is 12 times seven?", 84),
+    ("What's three hundred and forty two minus fifty?", 292),
+    ("How much is seventy two divided by eight?", 9),
+    ("what is 3 plus 4 plus 5 times 2", 17),
+    ("What is the square root of eighty one?", 9),
+    ("What is 20% of 50?", 10),
+    ("What is two to the power of ten?", 1024),
+    ("What is three point five plus one?", 4.5),
+    ("How many centimeters are in five inches?", 12.7),
+    ("What is five miles in kilometers?", 8.04672),
+    ("Convert twenty degrees Celsius to Fahrenheit.", 68),
+    ("How many minutes are in three hours?", 180),
+    ("Convert 1,500 grams to ounces.", 52.9109),
+])
+def test_sums_and_conversions_are_right(said, value):
+    worked = work_out(said)
+    assert worked is not None and worked.value == pytest.approx(value, rel=1e-4)
+    assert numbers_in(worked.text)[-1] == pytest.approx(value, rel=1e-2)  # the spoken answer ends in it
+
+
+@pytest.mark.parametrize("said", [
+    "What is the capital of France?", "How many legs does a spider have?", "what is B plus 4?",
+    "Turn the volume down to 4.", "How many days until March 4th?", "What is 7 divided by 0?",
+    "Tell me about the year 1999.", "__import__('os').system('ls') plus 1", "What is 5 miles in kilograms?",
+])
+def test_what_is_not_a_sum_is_left_to_the_model(said):
+    assert work_out(said) is None
+
+
+def test_clock_questions_are_told_apart_and_other_cities_left_alone():
+    assert clock_question("Hey, what time is it now?") == "time"
+    assert clock_question("What day is it today?") == "day"
+    assert clock_question("What's the date today?") == "date"
+    assert clock_question("What time is it in Tokyo?") is None
+    assert clock_question("What is the capital of France?") is None
