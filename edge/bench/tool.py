@@ -16,6 +16,7 @@ The last line is `tool answer heard <S> s after the request (<route>)`.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -76,7 +77,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--question", default="What time is it in Tokyo?")
     p.add_argument("--script", help="a scripted frontend file in place of the embedded default (its delegate "
                                     "comes at the chunk the script names)")
-    p.add_argument("--router", default="embedded", help="the harness router (default: embedded, rules first)")
+    p.add_argument("--router", default="embedded", help="the harness router, a name or JSON (default: embedded, "
+                                                         "rules first)")
     p.add_argument("--chunk-ms", type=int, default=1000)
     p.add_argument("--out", type=Path, help="keep the session's journal and reply here (default: a temporary folder)")
     args = p.parse_args(argv)
@@ -97,7 +99,8 @@ def main(argv: list[str]) -> int:
     mic[int(LEAD_S * RATE):int(LEAD_S * RATE) + len(said)] = 0.8 * said
     sf.write(str(out / "question.wav"), mic, RATE)
     request_end_ns = int((LEAD_S + len(said) / RATE) * NS)
-    harness = {"dir": str(out / "harness"), "router": args.router,
+    router = json.loads(args.router) if args.router.startswith("{") else args.router
+    harness = {"dir": str(out / "harness"), "router": router,
                "mcp": [{"name": "time", "command": sys.executable, "args": ["-m", "mcp_server_time"]}]}
     cfg = SessionConfig(mic=str(out / "question.wav"), speaker=str(out / "reply.wav"), journal=str(out / "s.journal"),
                         realtime=True, chunk_ms=args.chunk_ms, voice="piper",

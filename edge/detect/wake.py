@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from edge.audio_format import RATE
-
 WAKE_WORDS = ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa")  # the models inside pymicro-wakeword 2.5
 FEATURE_S = 0.010  # one feature per 10 ms of audio
 REFRACTORY_S = 2.0  # a second detection within this long is the same utterance
@@ -60,16 +58,21 @@ class WakeDetector:
         self.steps = 0  # features made so far: the stream's clock in 10 ms steps
         self.last_t_s = -REFRACTORY_S
 
-    def feed(self, audio: np.ndarray) -> list[WakeDetection]:
+    def scores(self, audio: np.ndarray) -> np.ndarray:
+        """The model's averaged score for each 10 ms step the audio completes (the stream goes on)."""
         pcm = (np.clip(np.asarray(audio, np.float32), -1.0, 1.0) * 32767).astype("<i2").tobytes()
+        out = [self.model.process_streaming_prob(f) or 0.0 for f in self.features.process_streaming(pcm)]
+        return np.asarray(out, np.float32)
+
+    def feed(self, audio: np.ndarray) -> list[WakeDetection]:
+        scores = self.scores(audio)
         found = []
-        for features in self.features.process_streaming(pcm):
-            self.steps += 1
-            p = self.model.process_streaming_prob(features)
-            t = self.steps * FEATURE_S
-            if p is not None and p > self.cutoff and t - self.last_t_s >= REFRACTORY_S:
+        for i in np.flatnonzero(scores > self.cutoff):
+            t = (self.steps + i + 1) * FEATURE_S
+            if t - self.last_t_s >= REFRACTORY_S:
                 self.last_t_s = t
-                found.append(WakeDetection(t, float(p)))
+                found.append(WakeDetection(t, float(scores[i])))
+        self.steps += len(scores)
         return found
 
     def restart(self) -> None:
@@ -83,5 +86,11 @@ class WakeDetector:
         self.model.close()
 
 
-def seconds_to_samples(t_s: float) -> int:
-    return int(round(t_s * RATE))
+def count_wakes(scores: np.ndarray, cutoff: float) -> int:
+    """How many wakes a stream with these step scores makes at `cutoff` (the rule `feed` follows)."""
+    n, last = 0, -REFRACTORY_S
+    for i in np.flatnonzero(scores > cutoff):
+        t = (i + 1) * FEATURE_S
+        if t - last >= REFRACTORY_S:
+            n, last = n + 1, t
+    return n
