@@ -4,12 +4,6 @@ The work-item machinery lives in edge/harness/; this node wires it to the bus:
 media feeds the evidence ring and the voice-activity gate, chunk decisions
 are the boundaries at which results may be released, playback state holds
 them, and Delivered confirms them.
-
-Live, a result that completes after an idle boundary is offered at once (the
-gate still checks voice, playback and the silence gap) instead of at the
-next boundary: the frontend speaks it at its next step, a whole chunk
-sooner. At most one is offered so between two boundaries. On the virtual
-clock releases stay on boundaries, so a replay releases at the same chunk.
 """
 from __future__ import annotations
 
@@ -52,8 +46,6 @@ class HarnessNode(Node):
         self.dir = state_dir(settings, restore)
         self.accepted = 0
         self.released = 0
-        self.early = 0  # results offered between boundaries (live)
-        self.idle_since_boundary = False  # the last decision listened, and released nothing
 
     def setup(self) -> None:
         # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
@@ -83,10 +75,8 @@ class HarnessNode(Node):
                 h.on_frame(msg.t_ns, np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3))
         elif isinstance(msg, m.ChunkDecision):
             # An interrupt reaches on_interrupt (on either clock) before this decision of its epoch.
-            idle = msg.control == "listen" and not msg.interrupt
-            released = h.boundary(idle=idle) is not None
-            self.released += released
-            self.idle_since_boundary = idle and not released
+            if h.boundary(idle=msg.control == "listen" and not msg.interrupt) is not None:
+                self.released += 1
         elif isinstance(msg, m.PlaybackState):
             h.on_playback(msg.active, msg.t_ns or env.t_ns)
         elif isinstance(msg, m.SpeakText):
@@ -107,17 +97,12 @@ class HarnessNode(Node):
     def tick(self) -> float | None:
         if self.built is not None:
             self.built.harness.poll()
-            if self.idle_since_boundary and not self.io.clock.virtual and \
-                    self.built.harness.boundary(idle=True) is not None:
-                self.idle_since_boundary = False
-                self.released += 1
-                self.early += 1
         return 0.05
 
     def stats(self) -> dict:
         if self.built is None:
             return {}
-        return {"accepted": self.accepted, "released": self.released, "released_early": self.early, "running": len(self.built.harness.jobs),
+        return {"accepted": self.accepted, "released": self.released, "running": len(self.built.harness.jobs),
                 "work": self.built.harness.counts()}
 
     def close(self) -> None:
