@@ -94,6 +94,8 @@ def negative_hour(word: str, langs: list[str], seed: int, seconds: float, piper:
     for u in generate(int(seconds), seed, langs, held_out_share=0.0):  # far more sentences than an hour needs
         if total >= seconds * RATE:
             break
+        if word.lower() in u.text.lower():  # none of the templates says it; kept out should one ever do
+            continue
         clip = in_room(speak(u, piper), u.room, u.snr_db, seed=seed * 100003 + n)
         gap = np.zeros(int(rng.uniform(0.2, 0.8) * RATE), np.float32)
         pieces += [clip, gap]
