@@ -11,7 +11,7 @@ from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
 
-BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr", "idle", "answers")
+BENCHES = ("graph", "voice", "harness", "llm", "duplex", "memory", "asr", "idle", "answers", "wake", "tool")
 KV_TYPES = ("f16", "q8_0", "q4_0")
 
 
@@ -78,6 +78,11 @@ def session_parser() -> argparse.ArgumentParser:
                           "off where the device already cancels echo)")
     run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
                                                          "virtual clock (default: paced in real time)")
+    run.add_argument("--wake", metavar="NAME", help="listen only after this wake word until the conversation is "
+                                                   "idle: okay_nabu, hey_jarvis, hey_mycroft or alexa (default: "
+                                                   "always listening)")
+    run.add_argument("--wake-idle", type=float, default=None, metavar="SECONDS",
+                     help="with --wake: seconds of quiet that end the conversation (default 10)")
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
     run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
@@ -106,6 +111,13 @@ def run(argv: list[str]) -> int:
     from edge.graph.supervisor import SupervisorSettings
     from edge.timeline.summary import print_summary
 
+    if args.wake:
+        from edge.detect.wake import WakeDetector, WakeWordError
+        try:
+            WakeDetector(args.wake).close()  # a missing package or an unknown name is said before anything starts
+        except WakeWordError as exc:
+            print(f"venus-edge: {exc}", file=sys.stderr)
+            return 2
     frontend = args.frontend or (f"bundle:{args.bundle}" if args.bundle else None) or \
         (f"scripted:{args.script}" if args.script else "default")
     voice = args.voice or (f"bundle:{args.bundle}" if args.bundle else "piper" if frontend == "default" else "espeak")
@@ -153,7 +165,8 @@ def run(argv: list[str]) -> int:
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
                         **({"threads": args.threads} if args.threads is not None else {}), video_fps=args.video_fps,
-                        context=args.context, kv_type=args.kv_type,
+                        context=args.context, kv_type=args.kv_type, wake=args.wake,
+                        **({"wake_idle_s": args.wake_idle} if args.wake_idle is not None else {}),
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle") and frontend != "default":

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from edge.capture.audio import mic_is_file
 from edge.capture.room import RoomSettings
+from edge.detect.wake import WAKE_WORDS, WakeWordError, wake_name
 
 
 class SettingsError(ValueError):
@@ -33,6 +34,14 @@ POSITIVE: Rule = (lambda v: v > 0, "greater than 0")
 def setting(default: Any = MISSING, *, factory: Any = MISSING, must: Rule | None = None) -> Any:
     """A SessionConfig field with an optional rule its value must follow."""
     return field(default=default, default_factory=factory, metadata={"must": must} if must else {})
+
+
+def _is_wake_word(name: str) -> bool:
+    try:
+        wake_name(name)
+    except WakeWordError:
+        return False
+    return True
 
 
 @dataclass
@@ -63,6 +72,9 @@ class SessionConfig:
     room_echo: dict | bool | None = None  # tests and benchmarks: mix the assistant's output back into the microphone
     barge_in: bool = True  # duck on speech onset over playback, then the barge-in policy decides
     duck_gain: float = setting(0.3, must=(lambda v: 0.0 <= v <= 1.0, "between 0 and 1"))
+    # The wake word (a model shipped in pymicro-wakeword); None: the frontend hears everything, always.
+    wake: str | None = setting(None, must=(lambda v: v is None or _is_wake_word(v), f"one of {', '.join(WAKE_WORDS)}"))
+    wake_idle_s: float = setting(10.0, must=POSITIVE)  # with a wake word: idle this long, the conversation ends
     extra: dict = field(default_factory=dict)  # options without a field of their own (asr, harness, venus, ...)
 
     def as_dict(self) -> dict:
@@ -163,6 +175,8 @@ class CaptureSettings:
     # A chunk quieter than this (RMS, dB below full scale) is a quiet room: sent as silence, header only, so
     # nothing downstream runs models on it and the journal does not grow with it.
     quiet_dbfs: float = -60.0
+    wake: str | None = None  # the wake word; None: the frontend hears everything
+    wake_idle_s: float = 10.0
 
     @property
     def chunk_ns(self) -> int:

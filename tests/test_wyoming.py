@@ -5,6 +5,7 @@ import asyncio
 import socket
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -56,12 +57,12 @@ def harness_uri(models, tmp_path_factory):
     conversation.close()
 
 
-def running(models: Models):
+def running(models: Models, **options):
     """The real server on a loopback port, on its own event loop."""
     port = free_port()
     loop = asyncio.new_event_loop()
     ready = asyncio.Event()
-    task = loop.create_task(serve(f"tcp://127.0.0.1:{port}", models, ready))
+    task = loop.create_task(serve(f"tcp://127.0.0.1:{port}", models, ready, **options))
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     asyncio.run_coroutine_threadsafe(ready.wait(), loop).result(60)
@@ -166,3 +167,48 @@ def test_listening_beyond_loopback_needs_public(capsys):
     assert "tcp://HOST:PORT" in capsys.readouterr().err
     assert cli_main(["wyoming", "--harness", "/no/such/harness.json"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_home_assistant_discovers_the_server_over_zeroconf_and_describes_it(models):
+    """Announced (forced on, as loopback is off by default), found by zeroconf's own browser, described at the
+    address and port the announcement gives, as Home Assistant's discovery does; withdrawn when the server stops."""
+    pytest.importorskip("zeroconf", reason="pip install zeroconf (the wyoming extra)")
+    from zeroconf import IPVersion, ServiceBrowser, ServiceStateChange, Zeroconf
+
+    from edge.wyoming.announce import SERVICE_TYPE
+
+    seen: list[tuple[str, ServiceStateChange]] = []
+    zc = Zeroconf(interfaces=["127.0.0.1"], ip_version=IPVersion.V4Only)
+    browser = ServiceBrowser(zc, SERVICE_TYPE, handlers=[lambda zeroconf, service_type, name, state_change:
+                                                         seen.append((name, state_change))])
+    try:
+        server = running(models, zeroconf="on", zeroconf_name="venus-edge-test")
+        uri = next(server)
+        deadline = time.monotonic() + 10
+        while not any(c == ServiceStateChange.Added for _, c in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ("venus-edge-test._wyoming._tcp.local.", ServiceStateChange.Added) in seen
+        info = zc.get_service_info(SERVICE_TYPE, "venus-edge-test._wyoming._tcp.local.", timeout=3000)
+        assert info is not None and info.parsed_addresses() == ["127.0.0.1"]
+        assert f"tcp://127.0.0.1:{info.port}" == uri
+        got = asyncio.run(exchange(f"tcp://{info.parsed_addresses()[0]}:{info.port}", [Describe().event()], "info"))
+        assert Info.from_event(got[-1]).asr and Info.from_event(got[-1]).tts
+        next(server, None)  # stops the server
+        deadline = time.monotonic() + 10
+        while not any(c == ServiceStateChange.Removed for _, c in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ("venus-edge-test._wyoming._tcp.local.", ServiceStateChange.Removed) in seen
+    finally:
+        browser.cancel()
+        zc.close()
+
+
+def test_the_announcement_is_on_by_default_only_beyond_loopback():
+    from edge.wyoming.serve import announcement
+
+    assert announcement("tcp://127.0.0.1:10300", "auto") is None
+    assert announcement("tcp://localhost:10300", "auto") is None
+    assert announcement("unix:///tmp/w.sock", "on") is None
+    assert announcement("tcp://0.0.0.0:10300", "off") is None
+    from edge.wyoming.announce import should_announce
+    assert should_announce("0.0.0.0", "auto") and should_announce("192.168.1.20", "auto")

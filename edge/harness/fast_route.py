@@ -29,10 +29,14 @@ _STOP = frozenset("a an and are at be can could do does for from get give how i 
 _DOMAINS = frozenset("light switch fan cover climate lock media_player vacuum valve".split())
 # Words people say for the words tools are named with.
 _SAME = {"now": "current", "currently": "current", "lights": "light", "lamp": "light", "switch": "turn"}
+# Phrases that mean a tool word without saying it: "what time is it" asks for the current time.
+_IDIOMS = [(re.compile(r"\bwhat time is it\b|\bwhat(?:'s| is) the time\b", re.I), "current time")]
 
 
 def words(text: str) -> list[str]:
     """Lower-case content words; camelCase and snake_case names split into their parts."""
+    for idiom, meaning in _IDIOMS:
+        text = idiom.sub(meaning, text)
     text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower()):

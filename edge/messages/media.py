@@ -38,7 +38,7 @@ def chunk_samples(msg: "AudioChunk | ResentChunk", payload: list[bytes]) -> np.n
 
 
 __all__ = ["AudioChunk", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
-           "ResentChunk", "chunk_samples"]
+           "ResentChunk", "chunk_samples", "WakeWord"]
 
 
 @message
@@ -221,3 +221,22 @@ class SpeechActivity(Message):
 
     def contradiction(self, payload: list[bytes]) -> str | None:
         return None if self.kind in ("onset", "offset") else f"kind {self.kind!r} is neither onset nor offset"
+
+
+@message
+class WakeWord(Message):
+    """capture -> recorder: the wake word was heard (the frontend hears the microphone from here), or the
+    conversation went idle and the frontend hears silence until the next one."""
+
+    TYPE = "wake_word"; TOPIC = "media.wake"; SENDERS = ("capture",); RECEIVERS = ("recorder",)
+    kind: str
+    """Either wake or sleep."""
+    word: str
+    """The wake word, as spoken ("Okay Nabu")."""
+    t_ns: int
+    """When the word was recognized (wake) or the gate closed (sleep)."""
+    probability: float = 0.0
+    """The detector's averaged score that passed its cut-off (wake)."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        return None if self.kind in ("wake", "sleep") else f"kind {self.kind!r} is neither wake nor sleep"

@@ -16,6 +16,7 @@ from edge import messages as m
 from edge.audio_format import RATE
 from edge.capture.audio import AudioSource, FileAudioSource, open_audio_source
 from edge.capture.listener import Activity, DuplexListener
+from edge.capture.wake_gate import WakeGate
 from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO
 from edge.nodes.capture_pacing import BLOCK, RealTimeCapture, VirtualCapture
@@ -60,6 +61,9 @@ class CaptureNode(Node):
         self.ring_wait_since: float | None = None
         self.ring_wait_given_up = False
         self.quiet_chunks = 0
+        self.wake: WakeGate | None = None
+        self.decision_wait_since: float | None = None
+        self.decision_wait_given_up = False
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.settings.mic)
@@ -67,16 +71,27 @@ class CaptureNode(Node):
             self.video = open_video_source(str(self.settings.camera), self.settings.video_fps)
         if isinstance(self.audio, FileAudioSource) and self.index:
             self.audio.seek(self.index * self.chunk_samples)  # resume after a restart
+        if self.settings.wake:
+            from edge.detect.wake import WakeDetector
+
+            # Real time: a chunk waits for the detector at most a tenth of its length (rarely needed: it is fast).
+            self.wake = WakeGate(WakeDetector(self.settings.wake), self.settings.wake_idle_s,
+                                 wait_s=None if self.pacing.virtual else self.settings.chunk_ms / 10_000)
 
     def on_message(self, env: Envelope) -> None:
         msg = env.msg
-        if isinstance(msg, m.PlaybackReference) and self.listener is not None:
+        if isinstance(msg, m.PlaybackReference):
             samples = pcm16_to_float(env.payload[0]) if env.payload and msg.n_samples else np.zeros(0, np.float32)
-            self.listener.refs.add(msg.t_ns, samples, msg.sample_rate)
+            if self.listener is not None:
+                self.listener.refs.add(msg.t_ns, samples, msg.sample_rate)
+            if self.wake is not None and len(samples) and float(np.abs(samples).max()) > 1e-3:
+                self.wake.heard(msg.t_ns + len(samples) * 1_000_000_000 // msg.sample_rate)  # the assistant talks
         elif isinstance(msg, m.Duck) and msg.gain >= 0.999:
             self.ducked = False  # the frontend decided: playback is back to full volume
         elif isinstance(msg, m.ChunkDecision):
             self.ring.on_decided(msg.index)
+            if self.wake is not None and (msg.control == "speak" or msg.user_text or msg.text or msg.delegates):
+                self.wake.heard((msg.index + 1) * self.chunk_ns)  # the frontend heard or said something
         elif isinstance(msg, m.ResendChunks):
             self._resend(msg.from_index)
 
@@ -108,9 +123,25 @@ class CaptureNode(Node):
             # Repeat the end marker: a node restarted after it went out must still hear it.
             self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns))
             return 0.5
-        if self.pacing.virtual and self._held_by_frontend():
+        if self.pacing.virtual and (self._held_by_frontend() or self._awaits_decision()):
             return 0.002
         return self.pacing.tick()
+
+    def _awaits_decision(self) -> bool:
+        """Virtual clock, in a conversation after the wake word: the idle time counts the frontend's decisions, so
+        wait for the previous chunk's before cutting the next (live, decisions come within a chunk anyway)."""
+        if self.wake is None or not self.wake.awake or self.decision_wait_given_up or \
+                self.ring.decided >= self.index - 1:
+            self.decision_wait_since = None
+            return False
+        now = time.monotonic()
+        self.decision_wait_since = self.decision_wait_since or now
+        if now - self.decision_wait_since > RING_WAIT_S:
+            self.decision_wait_given_up = True
+            log.warning("capture: the frontend decided nothing for %.0f s; the wake word's idle time goes on "
+                        "without its decisions", RING_WAIT_S)
+            return False
+        return True
 
     def _held_by_frontend(self) -> bool:
         """Virtual clock: wait while the next chunk would push an undecided one out of the ring."""
@@ -152,6 +183,8 @@ class CaptureNode(Node):
         return clean
 
     def _on_activity(self, ev: Activity) -> None:
+        if self.wake is not None and not self.wake.awake:
+            return  # waiting for the wake word: nobody is talking to the assistant
         stamp = self.pacing.stamp(ev.t_ns)
         if ev.kind == "onset" and ev.playback and not self.ducked:
             # Barge-in suspected: lower the assistant's voice now; the frontend decides at the boundary.
@@ -164,6 +197,11 @@ class CaptureNode(Node):
 
     def publish_chunk(self, block: np.ndarray) -> None:
         t0, t1 = self.index * self.chunk_ns, (self.index + 1) * self.chunk_ns
+        if self.wake is not None:
+            block, changes = self.wake.gate(self.index, t0, t1, block)
+            for c in changes:
+                self.io.publish(m.WakeWord(c.kind, self.wake.detector.word, c.t_ns, round(c.probability, 3)),
+                                t_ns=self.pacing.stamp(c.t_ns))
         self.pacing.reach(t1)
         frame = self._publish_frames(t0, t1)
         pcm = float_to_pcm16(block)
@@ -209,9 +247,13 @@ class CaptureNode(Node):
                "ring_dropped": self.ring.dropped}
         if self.listener is not None:
             out.update(self.listener.stats(), ducks=self.ducks)
+        if self.wake is not None:
+            out.update(self.wake.stats())
         return out
 
     def close(self) -> None:
+        if self.wake is not None:
+            self.wake.close()
         for src in (self.audio, self.video):
             if src is not None:
                 src.close()

@@ -1,7 +1,8 @@
 """`venus-edge wyoming`: serve the device's recognizer and voice to Home Assistant over Wyoming.
 
 Loopback by default: a Wyoming server has no authentication, so listening on
-every interface takes `--public`.
+every interface takes `--public`. Bound beyond loopback, the service is
+announced over zeroconf so Home Assistant finds it (`--zeroconf off` stops that).
 """
 from __future__ import annotations
 
@@ -50,15 +51,31 @@ def load_models(threads: int, harness: dict | None = None) -> Models:
     return Models(Transcriber(threads), PiperVoice(threads), answerer)
 
 
-async def serve(uri: str, models: Models, ready: asyncio.Event | None = None) -> None:
+def announcement(uri: str, mode: str, name: str | None = None):
+    """The zeroconf announcement for a TCP server at `uri`, or None (off, loopback on auto, not TCP)."""
+    u = urlparse(uri)
+    if u.scheme != "tcp" or not u.hostname or u.port is None:
+        return None
+    from edge.wyoming.announce import Announcement, should_announce
+    return Announcement(u.hostname, u.port, name) if should_announce(u.hostname, mode) else None
+
+
+async def serve(uri: str, models: Models, ready: asyncio.Event | None = None, zeroconf: str = "auto",
+                zeroconf_name: str | None = None) -> None:
     server = AsyncServer.from_uri(uri)
     await server.start(partial(Handler, models))
     log.info("wyoming: serving on %s", uri)
-    if ready is not None:
-        ready.set()
+    announce = announcement(uri, zeroconf, zeroconf_name)
     try:
+        if announce is not None:
+            await announce.start()
+            log.info("wyoming: announced as %s on %s", announce.name, ", ".join(announce.addresses))
+        if ready is not None:
+            ready.set()
         await asyncio.Event().wait()
     finally:
+        if announce is not None:
+            await announce.stop()
         await server.stop()
 
 
@@ -66,6 +83,9 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge wyoming", description=__doc__.split("\n")[0])
     p.add_argument("--uri", default=DEFAULT_URI, help=f"where to listen (default {DEFAULT_URI})")
     p.add_argument("--public", action="store_true", help="allow listening beyond this machine (no password)")
+    p.add_argument("--zeroconf", choices=("auto", "on", "off"), default="auto",
+                   help="announce the service for Home Assistant's discovery (auto: when not bound to loopback)")
+    p.add_argument("--zeroconf-name", help="the announced instance name (default venus-edge-HOSTNAME-PORT)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--harness", help="a JSON file of harness settings: answer transcripts with its tools and chat")
     args = p.parse_args(argv)
@@ -88,7 +108,7 @@ def main(argv: list[str]) -> int:
         print(f"venus-edge wyoming: the models could not be loaded ({exc})", file=sys.stderr)
         return 1
     try:
-        asyncio.run(serve(args.uri, models))
+        asyncio.run(serve(args.uri, models, zeroconf=args.zeroconf, zeroconf_name=args.zeroconf_name))
     except KeyboardInterrupt:
         pass
     except OSError as exc:

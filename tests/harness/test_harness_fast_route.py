@@ -53,6 +53,17 @@ def test_the_tokyo_question_is_routed_by_rules_and_answered(time_built):
     print(f"delegate to spoken text, fast path, server already running: {wall:.2f} s")
 
 
+def test_new_york_is_routed_to_the_time_tool_with_its_iana_zone(time_built):
+    built, clock, emit = time_built
+    before = datetime.now(ZoneInfo("America/New_York"))
+    text = said(finish(built, clock, "f3", "What time is it in New York?"))
+    after = datetime.now(ZoneInfo("America/New_York"))
+    info = routed(emit, "f3")
+    assert info["route"] == "rules" and info["capability"] == "time.get_current_time"
+    assert info["arguments"] == {"timezone": "America/New_York"}
+    assert text in {f"It's {clock_time(t.time())} on {t:%A} in New York." for t in (before, after)}, text
+
+
 def test_a_vague_or_two_tool_request_goes_to_the_other_router_and_says_why(time_built):
     built, clock, emit = time_built
     registry = Registry()

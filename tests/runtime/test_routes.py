@@ -161,6 +161,20 @@ def restart_session(d: Path) -> Path:
     return Path(cfg.journal)
 
 
+def wake_session(d: Path) -> Path:
+    """Virtual clock: the wake word opens the microphone to the frontend; two quiet seconds close it."""
+    pytest.importorskip("pymicro_wakeword", reason="wake words need pymicro-wakeword (the models extra)")
+    mic = np.zeros(6 * RATE, np.float32)
+    word = 0.6 * say("okay nabu", d)
+    mic[RATE:RATE + len(word)] += word
+    sf.write(str(d / "in.wav"), mic, RATE)
+    (d / "script.txt").write_text("# nothing said\n")
+    cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "w.journal"), realtime=False,
+                        frontend=f"scripted:{d / 'script.txt'}", voice="null", wake="okay_nabu", wake_idle_s=2.0)
+    assert run_session(cfg, inprocess=True).ok
+    return Path(cfg.journal)
+
+
 def failed_start(d: Path) -> None:
     """A microphone that is not there: capture reports it cannot start."""
     cfg = SessionConfig(mic="7", speaker="null", frontend="null", voice="null")
@@ -209,7 +223,8 @@ def traffic(tmp_path_factory) -> tuple[Traffic, list[Journal]]:
         mp.syspath_prepend(str(Path(__file__).parent))  # the failing frontend of the restart session
         journals = [Journal(duplex_session(tmp_path_factory.mktemp("duplex"))),
                     Journal(harness_session(tmp_path_factory.mktemp("harness"))),
-                    Journal(restart_session(tmp_path_factory.mktemp("restart")))]
+                    Journal(restart_session(tmp_path_factory.mktemp("restart"))),
+                    Journal(wake_session(tmp_path_factory.mktemp("wake")))]
         failed_start(tmp_path_factory.mktemp("nomic"))
     return {"sent": dict(sent), "got": dict(got)}, journals
 
