@@ -70,8 +70,7 @@ class Heartbeat(Message):
     stats: dict = field(default_factory=dict)
     """The node's counters (messages handled, sent, rejected, and its own)."""
     busy_s: float = 0.0
-    """The step starting now (a model step) may block the node this long without a heartbeat; 0: the step is
-    over and the supervisor's short hang limit applies again."""
+    """Seconds the step starting now may block without a heartbeat; 0: over, the short hang limit is back."""
 
 
 @message

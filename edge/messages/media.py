@@ -38,7 +38,7 @@ def chunk_samples(msg: "AudioChunk | ResentChunk", payload: list[bytes]) -> np.n
 
 
 __all__ = ["AudioChunk", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
-           "ResentChunk", "chunk_samples", "WakeWord"]
+           "ResentChunk", "WakeWord"]
 
 
 @message
@@ -57,8 +57,7 @@ class AudioChunk(Message):
     n_samples: int = 0
     """How many samples payload frame 0 holds."""
     silent: bool = False
-    """Under capture's noise gate: the chunk is `n_samples` zeros and payload frame 0 is empty (silence is
-    summarized on the bus and in the journal)."""
+    """Under capture's noise gate: `n_samples` zeros, payload frame 0 empty (silence summarized, not sent)."""
 
     def contradiction(self, payload: list[bytes]) -> str | None:
         if self.index < 0 or self.t_start_ns < 0 or self.t_end_ns < self.t_start_ns:

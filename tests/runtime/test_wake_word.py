@@ -63,7 +63,9 @@ def place(audio: np.ndarray, clips: list[tuple[float, np.ndarray]]) -> np.ndarra
 
 
 def chunk_levels(journal: Journal) -> list[float]:
-    return [float(np.abs(np.frombuffer(r.env.payload[0], "<i2")).max()) for r, _ in journal.messages(m.AudioChunk)]
+    # A quiet chunk (silent) carries no audio: its level is zero.
+    return [float(np.abs(np.frombuffer(r.env.payload[0], "<i2")).max()) if r.env.payload else 0.0
+            for r, _ in journal.messages(m.AudioChunk)]
 
 
 def test_the_frontend_hears_from_the_wake_word_until_the_conversation_is_idle(tmp_path):
