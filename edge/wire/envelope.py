@@ -54,6 +54,13 @@ def encode(msg: Message, *, seq: int, epoch: int, t_ns: int, src: str,
     return [(topic or msg.TOPIC).encode(), raw, *[bytes(p) for p in payload]]
 
 
+def with_seq(frames: Sequence[bytes], seq: int) -> list[bytes]:
+    """The same message under another sequence number (a re-send is a new send in its sender's order)."""
+    header = msgpack.unpackb(bytes(frames[1]), raw=False)
+    header["seq"] = seq
+    return [bytes(frames[0]), msgpack.packb(header, use_bin_type=True), *[bytes(f) for f in frames[2:]]]
+
+
 def decode(frames: Sequence[bytes]) -> Envelope:
     if len(frames) < 2:
         raise WireError("short", f"expected at least 2 frames (topic, header), got {len(frames)}")
