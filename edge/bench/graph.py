@@ -72,7 +72,8 @@ def run_case(work: Path, chunk_ms: int, seconds: float, pace: float, inprocess: 
 
 def measure_case(work: Path, chunk_ms: int, seconds: float, pace: float, inprocess: bool, *,
                  http: tuple[str, int] | None = None, bus: str = "direct") -> CaseResult:
-    tag = f"{chunk_ms}ms-{'inproc' if inprocess else 'proc'}-{bus}{'-http' if http else ''}"
+    tag = f"{chunk_ms}ms-{'inproc' if inprocess else 'proc'}" + ("-proxy" if bus == "proxy" else "") + \
+        ("-http" if http else "")
     wav = work / f"noise-{chunk_ms}.wav"
     if not wav.exists():
         rng = np.random.default_rng(0)
