@@ -63,10 +63,14 @@ class NodeIO:
         self._outbox = outbox
         self._lock = threading.Lock()  # nodes may publish from a worker thread
         self.sent = 0
+        # Direct bus: the newest seq handled from each other sender. Sent with every message, so the recorder
+        # (which gets everything through the proxy, where a cause can lag its effect) journals causes first.
+        self.handled_from: dict[str, int] = {}
 
     def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
         return encode(msg, seq=next(self._seq), epoch=self.epoch,
-                      t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload)
+                      t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload,
+                      after=dict(self.handled_from) if self.handled_from else None)
 
     def publish(self, msg: Message, payload: tuple[bytes, ...] | list[bytes] = (), t_ns: int | None = None) -> None:
         frames = self._frames(msg, payload, t_ns)
@@ -366,9 +370,11 @@ class NodeRunner:
         if env is None:
             return
         msg = env.msg
-        if self.direct is not None and not isinstance(msg, m.Probe) and not self.paths.accept(env.src, env.seq,
-                                                                                               direct):
-            return  # the other path's copy was handled
+        if self.direct is not None and not isinstance(msg, m.Probe):
+            if not self.paths.accept(env.src, env.seq, direct):
+                return  # the other path's copy was handled
+            if env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
+                io.handled_from[env.src] = env.seq
         if isinstance(msg, m.Ack):
             self.outbox.ack(msg.id)
             return

@@ -12,7 +12,7 @@ from edge.wire import Envelope
 
 CHUNKS = 240
 PERIOD_S = 0.005
-SAMPLES = 160
+SAMPLES = 16000  # 1 s chunks: a large message lags a small one through the proxy
 
 
 def key(msg: m.Message) -> list:

@@ -83,6 +83,13 @@ def test_interleaved_topics_arrive_once_in_order_and_are_journaled_in_order(tmp_
     assert [key(msg) for _, msg in by_src["capture"]] == capture["sent"]
     assert [key(msg) for _, msg in by_src["frontend"]] == frontend["sent"]
     assert [msg.id for _, msg in by_src["ui"]] == extra["outside"]
+    # Causes before effects: each decision after its chunk, though the frontend may act on the chunk before the
+    # recorder's copy of it has passed the proxy.
+    place = {tuple(key(msg)): i for i, (_, _, msg) in enumerate(journal)}
+    for i in range(CHUNKS):
+        assert place["audio_chunk", i] < place["chunk_decision", i], f"decision {i} journaled before its chunk"
+    recorder = extra["stats"]["recorder"]
+    assert recorder["journaled_without_cause"] == 0
     events = [msg.event for _, msg in by_src["supervisor"] if isinstance(msg, m.NodeEvent)]
     assert "session-started" in events and events.count("finished") >= 2  # the supervisor's own, via the proxy
     # On the direct bus the frontend really took chunks from the one-hop path.
@@ -116,3 +123,23 @@ def test_a_restarted_sender_must_show_its_direct_path_again():
     assert tp.accept("frontend", life, direct=False) is True
     assert tp.accept("frontend", life + 1, direct=False) is True
     assert tp.accept("frontend", life + 2, direct=True) is True
+
+
+def _env(src: str, seq: int, after: dict[str, int] | None = None):
+    from edge.wire import decode
+    return decode(encode(m.EndOfInput(seq, 0), seq=seq, epoch=0, t_ns=0, src=src, after=after))
+
+
+def test_the_journal_holds_an_effect_until_its_cause_and_lets_go_of_one_whose_cause_never_comes():
+    from edge.timeline.causal import CausalOrder
+
+    order = CausalOrder(hold_s=2.0)
+    effect = _env("frontend", 7, {"capture": 3})
+    assert order.push(1, effect, now=0.0) == []  # capture's 3 has not been journaled yet
+    later = _env("frontend", 8, {})
+    assert order.push(2, later, now=0.1) == []  # a sender's later message never overtakes its earlier one
+    cause = _env("capture", 3)
+    assert [e.seq for _, e in order.push(3, cause, now=0.2)] == [3, 7, 8]
+    lost = _env("speech", 2, {"capture": 9})  # capture's 9 never comes (sent before a recorder restart)
+    assert order.push(4, lost, now=1.0) == [] and order.expire(now=2.9) == []
+    assert [e.seq for _, e in order.expire(now=3.1)] == [2] and order.let_go == 1
