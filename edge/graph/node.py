@@ -25,6 +25,7 @@ from edge.graph.reliable import Dedup, Outbox
 from edge.graph.two_paths import TwoPaths, first_seq
 from edge.wire import (Envelope, Message, Rejects, WireError, acknowledger, decode, encode, receives, topic_of,
                        topics_for, with_seq)
+from edge.wire.envelope import peek
 
 log = logging.getLogger("edge.node")
 
@@ -176,6 +177,7 @@ class NodeRunner:
         self.pending: list[m.Interrupt] = []  # virtual clock: interrupts waiting for the data of their epoch
         self.paths = TwoPaths()  # direct bus: one copy of each message handled
         self.direct: zmq.Socket | None = None  # direct bus: the subscriber on the other nodes' own sockets
+        self.peers = frozenset(spec.peers)
 
     def run(self) -> None:
         ep = Endpoints(**self.spec.endpoints)
@@ -366,15 +368,20 @@ class NodeRunner:
             self._interrupt(node, io, m.Interrupt(env.epoch, "epoch moved on", None, env.t_ns), env.t_ns)
 
     def _on_data(self, node: Node, io: NodeIO, ctl: zmq.Socket, frames: list[bytes], direct: bool = False) -> None:
+        if self.direct is not None:
+            origin = peek(frames)  # the second copy is dropped before the cost of decoding it
+            # Only the graph's nodes publish directly; the supervisor's and outside clients' messages (their
+            # numbers are their own affair) come once, through the proxy.
+            if origin is not None and origin[2] != m.Probe.TYPE and origin[0] in self.peers:
+                src, seq, _ = origin
+                if not self.paths.accept(src, seq, direct):
+                    return  # the other path's copy was handled
         env = self._decode(frames)
         if env is None:
             return
         msg = env.msg
-        if self.direct is not None and not isinstance(msg, m.Probe):
-            if not self.paths.accept(env.src, env.seq, direct):
-                return  # the other path's copy was handled
-            if env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
-                io.handled_from[env.src] = env.seq
+        if self.direct is not None and env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
+            io.handled_from[env.src] = env.seq  # named in what this node sends next (see NodeIO.handled_from)
         if isinstance(msg, m.Ack):
             self.outbox.ack(msg.id)
             return

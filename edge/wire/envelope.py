@@ -66,6 +66,22 @@ def with_seq(frames: Sequence[bytes], seq: int) -> list[bytes]:
     return [bytes(frames[0]), msgpack.packb(header, use_bin_type=True), *[bytes(f) for f in frames[2:]]]
 
 
+def peek(frames: Sequence[bytes]) -> tuple[str, int, str] | None:
+    """(src, seq, type) from the header alone, or None where `decode` would have to say what is wrong."""
+    if len(frames) < 2 or len(frames[1]) > MAX_HEADER_BYTES:
+        return None
+    try:
+        header = msgpack.unpackb(bytes(frames[1]), raw=False, strict_map_key=True)
+    except Exception:  # msgpack raises several unrelated types; decode names the problem
+        return None
+    if not isinstance(header, dict):
+        return None
+    src, seq, type_name = header.get("src"), header.get("seq"), header.get("type")
+    if not isinstance(src, str) or not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(type_name, str):
+        return None
+    return src, seq, type_name
+
+
 def decode(frames: Sequence[bytes]) -> Envelope:
     if len(frames) < 2:
         raise WireError("short", f"expected at least 2 frames (topic, header), got {len(frames)}")
