@@ -132,7 +132,9 @@ def main(argv: list[str]) -> int:
         try:
             http = parse_address(args.http)
         except AddressError as exc:
-            print(f"venus-edge bench graph: {exc}")
+            text = str(exc) if "HOST:PORT" in str(exc) else f"--http {args.http} is not a loopback address; " \
+                "the bench serves only on one, e.g. 127.0.0.1:8765"
+            print(f"venus-edge bench graph: {text}")
             return 2
     try:
         chunks = [int(c) for c in args.chunks.split(",")]
