@@ -85,6 +85,9 @@ def session_parser() -> argparse.ArgumentParser:
                      help="with --wake: seconds of quiet that end the conversation (default 10)")
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
     run.add_argument("--inprocess", action="store_true", help="run the nodes as threads of one process")
+    run.add_argument("--bus", choices=("direct", "proxy"), default="direct",
+                     help="direct (default): nodes send to each other in one hop, the supervisor's proxy carrying "
+                          "a copy of everything for the journal; proxy: every message through the proxy only")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
     run.add_argument("--journal-days", type=float, default=None,
                      help="at start, remove sessions older than this from the journal folder (default 7)")
@@ -174,7 +177,7 @@ def run(argv: list[str]) -> int:
               "default reads text in them, an Omni bundle (--bundle DIR) sees them.", file=sys.stderr)
     try:
         supervisor = make_supervisor(cfg, nodes_for(cfg), inprocess=args.inprocess, virtual_clock=not cfg.realtime,
-                                     settings=SupervisorSettings(max_session_s=args.max_seconds))
+                                     settings=SupervisorSettings(max_session_s=args.max_seconds, bus=args.bus))
     except SettingsError as exc:
         print(f"venus-edge: {exc}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from edge.scratch import ScratchDir, sweep
 
+BUSES = ("direct", "proxy")
 PREFIX = "venus-edge-run-"
 _held: dict[str, ScratchDir] = {}  # runtime folders of this process's sessions, locked until removed
 
@@ -17,17 +18,29 @@ class Endpoints:
     bus_out: str  # nodes SUB-connect here (supervisor XPUB binds)
     control: str  # nodes DEALER-connect here (supervisor ROUTER binds)
     runtime_dir: str = ""
+    direct: str = ""  # each node's PUB also binds this, "{name}" filled in; empty: everything via the proxy
 
     def as_dict(self) -> dict[str, str]:
         return {"bus_in": self.bus_in, "bus_out": self.bus_out, "control": self.control,
-                "runtime_dir": self.runtime_dir}
+                "runtime_dir": self.runtime_dir, "direct": self.direct}
+
+    def direct_of(self, node: str) -> str:
+        return self.direct.replace("{name}", node)
 
 
-def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
-    """Create endpoints for one session. ipc gets a fresh directory readable by this user only."""
+def make_endpoints(transport: str = "ipc", base_port: int = 0, bus: str = "direct") -> Endpoints:
+    """Create endpoints for one session. ipc gets a fresh directory readable by this user only.
+
+    `bus` "direct": nodes also publish on their own socket and subscribe to each other there (fewer hops),
+    the proxy still carrying everything for the recorder; "proxy": every message through the proxy only.
+    TCP has a port per socket, so it always uses the proxy."""
+    if bus not in BUSES:
+        raise ValueError(f"unknown bus {bus!r}; use direct or proxy")
+    direct = bus == "direct"
     if transport == "inproc":
         tag = os.urandom(4).hex()
-        return Endpoints(f"inproc://bus-in-{tag}", f"inproc://bus-out-{tag}", f"inproc://control-{tag}")
+        return Endpoints(f"inproc://bus-in-{tag}", f"inproc://bus-out-{tag}", f"inproc://control-{tag}",
+                         direct=f"inproc://pub-{tag}-{{name}}" if direct else "")
     if transport == "tcp":
         if not base_port:
             raise ValueError("TCP transport needs a base port (three ports from it are used on 127.0.0.1)")
@@ -40,12 +53,13 @@ def make_endpoints(transport: str = "ipc", base_port: int = 0) -> Endpoints:
     scratch = ScratchDir(PREFIX, root)
     path = str(scratch.path)
     _held[path] = scratch
-    return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path)
+    return Endpoints(f"ipc://{path}/bus-in", f"ipc://{path}/bus-out", f"ipc://{path}/control", path,
+                     direct=f"ipc://{path}/pub-{{name}}" if direct else "")
 
 
 # A Unix socket path holds at most 107 bytes; the longest name placed in the directory is below.
 _SUN_PATH_MAX = 107
-_LONGEST_SOCKET = "/bus-out"
+_LONGEST_SOCKET = "/pub-" + "n" * 16  # a node's own publisher socket, names up to 16 characters
 _MKDTEMP_NAME = len(PREFIX) + 8
 
 

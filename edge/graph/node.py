@@ -23,8 +23,10 @@ from edge.clock import Clock, MonotonicClock, VirtualClock
 from edge.graph.endpoints import Endpoints
 from edge.graph.plain import from_plain
 from edge.graph.reliable import Dedup, Outbox
+from edge.graph.two_paths import TwoPaths, first_seq
 from edge.wire import (Envelope, Message, Rejects, WireError, acknowledger, decode, encode, receives, topic_of,
-                       topics_for)
+                       topics_for, with_seq)
+from edge.wire.envelope import peek
 
 log = logging.getLogger("edge.node")
 
@@ -46,26 +48,32 @@ class NodeSpec:
     heartbeat_s: float = 0.5
     start_timeout_s: float = 120.0
     node_class: str = ""  # "module:Class" that runs this node, from the session's node table
+    peers: list[str] = field(default_factory=list)  # every node of the graph (direct bus: whom to listen to)
 
 
 class NodeIO:
     """What a node may do to the outside world: publish, send reliably, talk to the supervisor."""
 
-    def __init__(self, name: str, pub: zmq.Socket, ctl: zmq.Socket, clock: Clock, outbox: Outbox) -> None:
+    def __init__(self, name: str, pub: zmq.Socket, ctl: zmq.Socket, clock: Clock, outbox: Outbox,
+                 restarts: int = 0) -> None:
         self.name = name
         self.clock = clock
         self.epoch = 0
         self._pub = pub
         self._ctl = ctl
-        self._seq = itertools.count()
+        self._seq = itertools.count(first_seq(restarts))  # each life of a node is its own stream
         self._outbox = outbox
         self._lock = threading.Lock()  # nodes may publish from a worker thread
         self.sent = 0
         self._held: dict[str, str] = {}  # reliable message id -> its type: acknowledged once its work is done
+        # Direct bus: the newest seq handled from each other sender. Sent with every message, so the recorder
+        # (which gets everything through the proxy, where a cause can lag its effect) journals causes first.
+        self.handled_from: dict[str, int] = {}
 
     def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
         return encode(msg, seq=next(self._seq), epoch=self.epoch,
-                      t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload)
+                      t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload,
+                      after=dict(self.handled_from) if self.handled_from else None)
 
     def publish(self, msg: Message, payload: tuple[bytes, ...] | list[bytes] = (), t_ns: int | None = None) -> None:
         frames = self._frames(msg, payload, t_ns)
@@ -91,13 +99,13 @@ class NodeIO:
         Same id, same frames: a receiver that already handled it acknowledges it again and drops it."""
         with self._lock:
             self._outbox.add(msg_id, frames)
-            self._pub.send_multipart(frames)
+            self._pub.send_multipart(with_seq(frames, next(self._seq)))
 
     def resend_due(self) -> None:
         """Re-send every reliable message whose acknowledgement is overdue (under the lock the senders take)."""
         with self._lock:
             for frames in self._outbox.due():
-                self._pub.send_multipart(frames)
+                self._pub.send_multipart(with_seq(frames, next(self._seq)))
 
     def hold_ack(self, msg_id: str, msg_type: str) -> None:
         """From `on_message`: do not acknowledge this reliable message on receipt, but when `release_ack` says
@@ -196,6 +204,9 @@ class NodeRunner:
         self.clock: Clock = VirtualClock() if spec.virtual_clock else MonotonicClock(spec.clock_origin_ns)
         self.handled = 0
         self.pending: list[m.Interrupt] = []  # virtual clock: interrupts waiting for the data of their epoch
+        self.paths = TwoPaths()  # direct bus: one copy of each message handled
+        self.direct: zmq.Socket | None = None  # direct bus: the subscriber on the other nodes' own sockets
+        self.peers = frozenset(spec.peers)
 
     def run(self) -> None:
         ep = Endpoints(**self.spec.endpoints)
@@ -212,12 +223,18 @@ class NodeRunner:
         sub.setsockopt(zmq.MAXMSGSIZE, 64 * 1024 * 1024)
         sub.setsockopt(zmq.LINGER, 0)
         sub.connect(ep.bus_out)
-        io = NodeIO(self.spec.name, pub, ctl, self.clock, self.outbox)
+        direct: zmq.Socket | None = None
+        if ep.direct:
+            pub.bind(ep.direct_of(self.spec.name))  # also straight to the nodes that subscribe here
+            if not self.node_cls.hears_everything:  # the recorder keeps the proxy's one order of everything
+                direct = self._direct_sub(ep, self.node_cls.topics())
+        io = NodeIO(self.spec.name, pub, ctl, self.clock, self.outbox, self.spec.restarts)
         settings_type = self.node_cls.settings_type
         settings = from_plain(settings_type, self.spec.config) if settings_type else self.spec.config
         node = self.node_cls(io, settings, self.spec.restore)
         for t in node.topics():
             sub.setsockopt(zmq.SUBSCRIBE, t.encode())
+        self.direct = direct
         try:
             io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
             t0 = time.monotonic()
@@ -239,8 +256,24 @@ class NodeRunner:
             try:
                 node.close()
             finally:
-                for s in (sub, pub, ctl):
-                    s.close()
+                for s in (sub, pub, ctl, direct):
+                    if s is not None:
+                        s.close()
+
+    def _direct_sub(self, ep: Endpoints, topics: tuple[str, ...]) -> zmq.Socket:
+        """A second subscriber, connected to every node's own PUB: the one-hop path (see two_paths).
+        Subscribed before connecting, so each sender gets every subscription in one batch."""
+        s = self.ctx.socket(zmq.SUB)
+        s.setsockopt(zmq.RCVHWM, DATA_HWM)
+        s.setsockopt(zmq.MAXMSGSIZE, 64 * 1024 * 1024)
+        s.setsockopt(zmq.LINGER, 0)
+        probe = topic_of(m.Probe, self.spec.name)
+        for t in topics:
+            if t != probe:  # the probe checks the proxy's path
+                s.setsockopt(zmq.SUBSCRIBE, t.encode())
+        for peer in self.spec.peers:
+            s.connect(ep.direct_of(peer))
+        return s
 
     def _probe(self, io: NodeIO, sub: zmq.Socket, node_name: str) -> None:
         """Publish to ourselves until it comes back: the bus path is live before we say ready."""
@@ -290,6 +323,8 @@ class NodeRunner:
         poller = zmq.Poller()
         poller.register(ctl, zmq.POLLIN)
         poller.register(sub, zmq.POLLIN)
+        if self.direct is not None:
+            poller.register(self.direct, zmq.POLLIN)
         hb_s = self.spec.heartbeat_s
         next_hb = 0.0
         next_tick = time.monotonic()
@@ -314,12 +349,16 @@ class NodeRunner:
                     self._on_control(node, io, ctl.recv_multipart())
                     if node.stop:
                         return
-            if sub in events:
+            for s in (self.direct, sub):
+                if s is None or s not in events:
+                    continue
                 # Bounded batch, then back to control: control never waits behind a flood of data.
                 for _ in range(64):
-                    if not sub.poll(0):
+                    try:
+                        frames = s.recv_multipart(zmq.NOBLOCK)
+                    except zmq.Again:
                         break
-                    self._on_data(node, io, ctl, sub.recv_multipart())
+                    self._on_data(node, io, ctl, frames, s is self.direct)
                     if ctl.poll(0):
                         break
             if node.tick_soon:
@@ -365,11 +404,21 @@ class NodeRunner:
                         env.epoch, INTERRUPT_WAIT_S, env.t_ns / 1e9)
             self._interrupt(node, io, m.Interrupt(env.epoch, "epoch moved on", None, env.t_ns), env.t_ns)
 
-    def _on_data(self, node: Node, io: NodeIO, ctl: zmq.Socket, frames: list[bytes]) -> None:
+    def _on_data(self, node: Node, io: NodeIO, ctl: zmq.Socket, frames: list[bytes], direct: bool = False) -> None:
+        if self.direct is not None:
+            origin = peek(frames)  # the second copy is dropped before the cost of decoding it
+            # Only the graph's nodes publish directly; the supervisor's and outside clients' messages (their
+            # numbers are their own affair) come once, through the proxy.
+            if origin is not None and origin[2] != m.Probe.TYPE and origin[0] in self.peers:
+                src, seq, _ = origin
+                if not self.paths.accept(src, seq, direct):
+                    return  # the other path's copy was handled
         env = self._decode(frames)
         if env is None:
             return
         msg = env.msg
+        if self.direct is not None and env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
+            io.handled_from[env.src] = env.seq  # named in what this node sends next (see NodeIO.handled_from)
         if isinstance(msg, m.Ack):
             self.outbox.ack(msg.id)
             return
@@ -404,4 +453,5 @@ class NodeRunner:
     def _stats(self, node: Node, io: NodeIO) -> dict[str, Any]:
         return {"handled": self.handled, "sent": io.sent, "rejected": self.rejects.as_dict(),
                 "unacked": len(self.outbox), "resent": self.outbox.resent,
-                "duplicates": self.dedup.duplicates, **node.stats()}
+                "duplicates": self.dedup.duplicates, **({"paths": self.paths.stats()} if self.direct else {}),
+                **node.stats()}

@@ -48,6 +48,7 @@ class SupervisorSettings:
     backoff_max_s: float = 5.0
     max_restarts: int = 20
     max_session_s: float | None = None
+    bus: str = "direct"  # "direct": nodes also talk one hop to each other; "proxy": everything via the proxy
 
 
 @dataclass
@@ -114,7 +115,7 @@ class Supervisor:
         self.virtual_clock = virtual_clock
         self.settings = settings or SupervisorSettings()
         self.ctx = zmq.Context()
-        self.ep: Endpoints = make_endpoints(transport or ("inproc" if inprocess else "ipc"))
+        self.ep: Endpoints = make_endpoints(transport or ("inproc" if inprocess else "ipc"), bus=self.settings.bus)
         self.children = {n: Child(n) for n in nodes}
         self.required = [n for n in required if n in self.children]
         self.origin_ns = time.monotonic_ns()
@@ -189,7 +190,7 @@ class Supervisor:
                         clock_origin_ns=self.origin_ns, virtual_clock=self.virtual_clock,
                         restarts=c.restarts, restore=c.restore, heartbeat_s=self.settings.heartbeat_s,
                         start_timeout_s=self.settings.handshake_timeout_s + 30,
-                        node_class=self.node_classes[c.name])
+                        node_class=self.node_classes[c.name], peers=list(self.children))
 
     def _spawn(self, c: Child) -> None:
         spec = self._spec(c)

@@ -1,7 +1,8 @@
 """The envelope: multipart `[topic, header, payload...]`, header in msgpack.
 
 Header keys: v (wire version), type, seq, epoch, t_ns, src, and `body` (the
-message fields). Decoding never raises to the caller's loop: `decode`
+message fields); on the direct bus also `after` ({sender: seq} of what the sending node had handled, so the
+recorder can journal causes before their effects). Decoding never raises to the caller's loop: `decode`
 raises `WireError` with a one-sentence reason, and `Rejects` counts them.
 """
 from __future__ import annotations
@@ -42,16 +43,43 @@ class Envelope:
     msg: Message
     payload: list[bytes] = field(default_factory=list)
     header: bytes = b""  # the header frame as received, so a recorder stores it without re-encoding
+    after: dict[str, int] = field(default_factory=dict)  # the newest seq per sender its sender had handled
 
 
 def encode(msg: Message, *, seq: int, epoch: int, t_ns: int, src: str,
-           payload: Sequence[bytes] = (), topic: str | None = None) -> list[bytes]:
+           payload: Sequence[bytes] = (), topic: str | None = None, after: dict[str, int] | None = None
+           ) -> list[bytes]:
     header = {"v": WIRE_VERSION, "type": msg.TYPE, "seq": seq, "epoch": epoch,
               "t_ns": t_ns, "src": src, "body": msg.body()}
+    if after:
+        header["after"] = after
     raw = msgpack.packb(header, use_bin_type=True)
     if len(raw) > MAX_HEADER_BYTES:
         raise WireError("oversized", f"{msg.TYPE} header is {len(raw)} bytes, over the {MAX_HEADER_BYTES}-byte limit")
     return [(topic or msg.TOPIC).encode(), raw, *[bytes(p) for p in payload]]
+
+
+def with_seq(frames: Sequence[bytes], seq: int) -> list[bytes]:
+    """The same message under another sequence number (a re-send is a new send in its sender's order)."""
+    header = msgpack.unpackb(bytes(frames[1]), raw=False)
+    header["seq"] = seq
+    return [bytes(frames[0]), msgpack.packb(header, use_bin_type=True), *[bytes(f) for f in frames[2:]]]
+
+
+def peek(frames: Sequence[bytes]) -> tuple[str, int, str] | None:
+    """(src, seq, type) from the header alone, or None where `decode` would have to say what is wrong."""
+    if len(frames) < 2 or len(frames[1]) > MAX_HEADER_BYTES:
+        return None
+    try:
+        header = msgpack.unpackb(bytes(frames[1]), raw=False, strict_map_key=True)
+    except Exception:  # msgpack raises several unrelated types; decode names the problem
+        return None
+    if not isinstance(header, dict):
+        return None
+    src, seq, type_name = header.get("src"), header.get("seq"), header.get("type")
+    if not isinstance(src, str) or not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(type_name, str):
+        return None
+    return src, seq, type_name
 
 
 def decode(frames: Sequence[bytes]) -> Envelope:
@@ -94,11 +122,16 @@ def decode(frames: Sequence[bytes]) -> Envelope:
         _check_types(msg)
     except (TypeError, ValueError) as exc:
         raise WireError("malformed", str(exc)) from None
+    after = header.get("after", {})
+    if not isinstance(after, dict) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                              for k, v in after.items()):
+        raise WireError("malformed", f"{type_name}: after must map sender names to sequence numbers")
     payload = [bytes(f) for f in frames[2:]]
     problem = _out_of_range(msg) or msg.contradiction(payload)
     if problem:
         raise WireError("contradicts", f"{type_name}: {problem}")
-    return Envelope(topic, type_name, meta["seq"], meta["epoch"], meta["t_ns"], src, msg, payload, bytes(frames[1]))
+    return Envelope(topic, type_name, meta["seq"], meta["epoch"], meta["t_ns"], src, msg, payload, bytes(frames[1]),
+                    after)
 
 
 INT64_MAX = 2 ** 63 - 1
