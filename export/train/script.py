@@ -3,7 +3,7 @@
 Every question has one reply. Routine questions are answered aloud; the
 "needs outside knowledge" ones are answered with a delegate span holding a
 fixed instruction and a short spoken holding line; Omni's frame questions are
-answered with the colour (and shape) of the frame on screen. Words come
+answered with the colour of the shape on screen. Words come
 mostly from the tiny tokenizer's training words, so most are one token.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ OUTSIDE = (
 
 FRAME = (
     Question("colour", "What colour is this?", "It is {colour}.", frame=True),
-    Question("see", "What do you see?", "There is a {colour} {shape}.", frame=True),
+    Question("see", "What do you see?", "There is something {colour}.", frame=True),
 )
 
 # Short acknowledgements said over the model's reply: it keeps talking.
