@@ -7,7 +7,6 @@ is fixed (not a time budget) for the same reason.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import tempfile
 import time
@@ -235,6 +234,3 @@ def evaluate(model: Venus, s: TrainSettings, tok: Tokens, system_ids: list[int],
             totals.setdefault(k, []).append(v)
     return {k: round(float(np.mean(v)), 4) for k, v in totals.items()}
 
-
-def settings_json(s: TrainSettings) -> str:
-    return json.dumps(s.as_dict(), sort_keys=True)

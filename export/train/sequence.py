@@ -118,8 +118,10 @@ def build_layout(plan: list[ChunkPlan], tok: Tokens, system_ids: list[int], audi
         decoded.append(out)
         for i, token in enumerate(out):
             targets[-1] = token  # predicted from the position before it
-            # The first token decides listen / speak / yield: the rare decisions weigh more.
-            weights[-1] = decision_weight if i == 0 and token != t[LISTEN] else 1.0
+            # The first token decides listen / speak / yield, the second which answer: the rare decisions weigh
+            # more than the words that follow them.
+            decides = (i == 0 and token != t[LISTEN]) or (i == 1 and not in_turn)
+            weights[-1] = decision_weight if decides else 1.0
             kinds[-1] = KINDS.index(("listen" if token == t[LISTEN] else "yield" if p.action == "yield"
                                      else "continue" if in_turn else "start") if i == 0
                                     else "answer" if i == 1 and not in_turn else "word")
