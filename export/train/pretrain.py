@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from export.train.batch import Slicing, chunk_mel
+from export.train.batch import Slicing, stream_mels
 from export.train.frames import random_scene, render
 from export.train.model import Venus
 from export.train.script import COLOURS, SHAPES
@@ -43,7 +43,7 @@ def clip_batch(rng: np.random.Generator, bank: ClipBank, voices: tuple[Voice, ..
         audio = audio[:len(buf) - start]
         buf[start:start + len(audio)] = audio
         buf += (rng.standard_normal(len(buf)) * 10 ** (rng.uniform(-55, -35) / 20)).astype(np.float32)
-        mels.append(np.stack([chunk_mel(buf[k * RATE:(k + 1) * RATE]) for k in range(CLIP_CHUNKS)]))
+        mels.append(stream_mels([buf[k * RATE:(k + 1) * RATE] for k in range(CLIP_CHUNKS)]))
         labels.append(label)
     return torch.from_numpy(np.stack(mels)), torch.tensor(labels)
 

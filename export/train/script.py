@@ -33,11 +33,11 @@ LOCAL = (
 OUTSIDE = (
     Question("weather", "What will the weather be tomorrow?", "I will check the weather.",
              "Check the weather for tomorrow."),
-    Question("news", "What is in the news today?", "Okay, I will find it.", "Find the big news story of today."),
-    Question("train", "When does the next train leave?", "Sure, I will check.", "Find the time of the next train."),
-    Question("call", "Please call my mother.", "Sure, I will call her.", "Call the mother of the user."),
+    Question("news", "What is in the news today?", "Okay, I will find it.", "Find the news of today."),
+    Question("train", "When does the next train leave?", "Sure, I will check.", "Find the next train."),
+    Question("call", "Please call my mother.", "I will call her.", "Call the mother of the user."),
     Question("bank", "How much money is in my bank account?", "I will check your money.",
-             "Check the money in the bank account of the user."),
+             "Check the money of the user."),
 )
 
 FRAME = (
