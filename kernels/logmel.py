@@ -5,7 +5,10 @@ reflect padding, power spectrum, Slaney mel filters, log10 floored at 1e-10,
 clamped to 8 below the maximum, then (x + 4) / 4. The last frame is dropped,
 so one second of 16 kHz audio gives 100 frames. `log_mel_reference` is the
 plain per-frame version; `log_mel` is the vectorised float32 path the runtime
-calls every chunk. Both are parity-tested against faster-whisper and torch.stft.
+calls on a whole clip. `block_log_mel` is the streaming form the runtime's
+audio encoder computes per 1 s block (the samples before the block as left
+context); training computes the same, so both see identical features.
+Parity-tested against faster-whisper and torch.stft.
 """
 from __future__ import annotations
 
@@ -89,3 +92,19 @@ def log_mel(audio: np.ndarray) -> np.ndarray:
     power = (spec.real * spec.real + spec.imag * spec.imag).astype(np.float32)
     mel = power @ mel_filters().astype(np.float32).T  # (frames, mels)
     return _finish(np.log10(np.maximum(mel, 1e-10)).T)
+
+
+def block_log_mel(block: np.ndarray, context: np.ndarray | None) -> np.ndarray:
+    """(80, len(block) // 160) Whisper log-mel of a block: `context` (the samples before it, or None at the
+    start of a stream: reflect padding) on the left, reflect padding on the right."""
+    from scipy import fft as sfft  # imported when first needed: a restarted node must come back quickly
+
+    half = N_FFT // 2
+    left = context[-half:] if context is not None and len(context) >= half else block[1:half + 1][::-1]
+    a = np.concatenate([left, block, block[-half - 1:-1][::-1]]).astype(np.float32)
+    n = len(block) // HOP
+    frames = np.lib.stride_tricks.as_strided(a, (n, N_FFT), (a.strides[0] * HOP, a.strides[0]))
+    spec = sfft.rfft(frames * _window(N_FFT).astype(np.float32), axis=1)
+    mel = (spec.real * spec.real + spec.imag * spec.imag).astype(np.float32) @ mel_filters().astype(np.float32).T
+    log = np.log10(np.maximum(mel, 1e-10))
+    return ((np.maximum(log, log.max() - 8.0) + 4.0) / 4.0).T.astype(np.float32)

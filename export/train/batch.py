@@ -1,7 +1,8 @@
 """Sessions to training tensors, with the runtime's own feature code.
 
 Audio: each chunk is packed to 16-bit PCM and back (as capture sends it),
-then kernels.logmel.log_mel per chunk (the call AudioEncoder.mel makes).
+then kernels.logmel.block_log_mel per 1 s chunk with the chunk before it as
+left context (what the runtime's AudioEncoder computes when a block commits).
 Frames: kernels.image.slice_image with the checkpoint's slicing settings
 (the call VisionEncoder.encode makes). Tokens: export.train.sequence.
 """
@@ -16,13 +17,15 @@ from export.train import script
 from export.train.sequence import IGNORE, Layout, Tokens, build_layout
 from export.train.session import Session
 from kernels.image import slice_image
-from kernels.logmel import log_mel
+from kernels.logmel import block_log_mel
 from kernels.resample import float_to_pcm16, pcm16_to_float
 
 
-def chunk_mel(audio: np.ndarray) -> np.ndarray:
-    """One chunk's log-mel exactly as the runtime computes it from what capture sends."""
-    return log_mel(pcm16_to_float(float_to_pcm16(audio)))
+def stream_mels(chunks: list[np.ndarray]) -> np.ndarray:
+    """(len(chunks), 80, frames): each chunk's log-mel exactly as the runtime computes it from what capture sends,
+    the chunk before it as left context."""
+    heard = [pcm16_to_float(float_to_pcm16(c)) for c in chunks]
+    return np.stack([block_log_mel(c, heard[k - 1] if k else None) for k, c in enumerate(heard)])
 
 
 @dataclass
@@ -80,7 +83,7 @@ def make_batch(sessions: list[Session], tok: Tokens, system_ids: list[int], audi
     for si, s in enumerate(sessions):
         asked += [(si, int(s.events[t.question].start_s), t.first, keys.index(t.key))
                   for t in s.turns if t.kind in ("reply", "delegate")]
-        mels.append(np.stack([chunk_mel(s.chunk_audio(k)) for k in range(s.n_chunks)]))
+        mels.append(stream_mels([s.chunk_audio(k) for k in range(s.n_chunks)]))
         views, per_chunk = session_views(s, slicing) if slicing is not None else ([], [])
         offset = len(all_views)
         all_views += views

@@ -25,8 +25,10 @@ from export.train.score import Decision, Score, score_session
 from export.train.session import Mix, Session, make_session
 from export.train.voices import HELDOUT_VOICES, RATE, ClipBank
 
-# Held-out sessions have more barge-ins and backchannels than training, so each is measured often.
-BENCH_MIX = Mix(interrupt=0.45, backchannel=0.6, ack=0.1, no_result=0.0, speed=0.0)
+# Held-out sessions have more barge-ins and backchannels than training, so each is measured often, and leave
+# the harness time to answer a delegation before the user speaks again.
+BENCH_MIX = Mix(interrupt=0.7, backchannel=0.8, ack=0.1, no_result=0.0, speed=0.0, colour=False,
+                result_delay=(4, 6))
 HELDOUT_SEED = 1_000_003
 
 

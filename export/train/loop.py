@@ -7,7 +7,6 @@ is fixed (not a time budget) for the same reason.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import tempfile
 import time
@@ -25,13 +24,15 @@ from export.tiny import TINY_LLM, VARIANTS, write_tiny
 from export.train import script
 from export.train.batch import Batch, Slicing, make_batch
 from export.train.model import Venus
+from export.train.pretrain import pretrain_audio, pretrain_vision
 from export.train.sequence import IGNORE, KINDS, Tokens
-from export.train.session import Mix, make_session
+from export.train.session import FRAME_SIZES, Mix, make_session
 from export.train.voices import TRAIN_VOICES, ClipBank
 
 # Per variant: Omni chunks carry 64 image embeddings each, so its sessions are shorter and its batches smaller.
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
-DEFAULTS = {"audio": {"steps": 450, "batch": 8, "chunks": 20}, "omni": {"steps": 150, "batch": 4, "chunks": 16}}
+DEFAULTS = {"audio": {"steps": 330, "batch": 8, "chunks": 20, "pretrain": 500},
+            "omni": {"steps": 170, "batch": 4, "chunks": 16, "pretrain": 60, "pretrain_vision": 100}}
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class TrainSettings:
     variant: str
     seed: int = 0
     steps: int = 0  # 0: the variant's default
+    pretrain: int = -1  # steps of the audio encoder's first stage (export/train/pretrain.py); -1: the default
+    pretrain_vision: int = -1  # Omni: steps of the resampler's first stage; -1: the default
     batch: int = 0
     chunks: int = 0  # session length in 1 s chunks (at most 30: the audio encoder's position table)
     lr: float = 2e-3
@@ -46,7 +49,7 @@ class TrainSettings:
     warmup: int = 30
     llm: dict = field(default_factory=lambda: dict(TINY_LLM))
     # A wider streaming audio encoder than `venus-export tiny`'s 32: it learns which question was asked faster.
-    audio: dict = field(default_factory=lambda: {"d_model": 64, "encoder_ffn_dim": 256})
+    audio: dict = field(default_factory=lambda: {"d_model": 64, "encoder_ffn_dim": 256, "encoder_attention_heads": 4})
     system_prompt: str | None = None  # None: the runtime's default (VenusSettings.system_prompt)
     train_tower: bool = False  # Omni: train the SigLIP tower too (the resampler always learns)
     voices: int = 0  # train on the first N training voices only (0: all of them); small runs in tests
@@ -59,6 +62,9 @@ class TrainSettings:
             raise ExportError(f"Unknown variant {self.variant!r}: use one of {', '.join(VARIANTS)}.")
         d = DEFAULTS[self.variant]
         out = dataclasses.replace(self, steps=self.steps or d["steps"], batch=self.batch or d["batch"],
+                                  pretrain=d["pretrain"] if self.pretrain < 0 else self.pretrain,
+                                  pretrain_vision=d.get("pretrain_vision", 0) if self.pretrain_vision < 0
+                                  else self.pretrain_vision,
                                   chunks=self.chunks or d["chunks"],
                                   system_prompt=runtime_system_prompt() if self.system_prompt is None
                                   else self.system_prompt)
@@ -173,7 +179,12 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
     if model.vision is not None and not s.train_tower:
         model.freeze_tower()
     media = [p for n, p in model.named_parameters() if not n.startswith("llm.") and p.requires_grad]
-    asked_head = torch.nn.Linear(int(config["hidden_size"]), len(script.questions(s.variant)))
+    texts = phrases(s.variant)  # the questions first, so a question's number is its class here
+    asked_head = torch.nn.Linear(int(config["hidden_size"]), len(texts))
+    stage1 = pretrain_audio(model, asked_head, bank, voices, texts, s.pretrain, s.seed, s.media_lr * 1.5, progress)
+    if slicing is not None:
+        stage1["vision"] = pretrain_vision(model, slicing, FRAME_SIZES, s.pretrain_vision, s.seed, s.media_lr * 1.5,
+                                           progress)
     groups = [{"params": list(model.llm.parameters()), "lr": s.lr},
               {"params": media + list(asked_head.parameters()), "lr": s.media_lr}]
     opt = torch.optim.AdamW(groups, betas=(0.9, 0.98), weight_decay=0.0)
@@ -197,7 +208,8 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
             log.append({"step": step, **stats})
     seconds, cpu = round(time.monotonic() - t0, 1), round(time.process_time() - cpu0, 1)
     held = evaluate(model, s, tok, system_ids, per_chunk, slicing, cache_dir, progress, asked_head)
-    record = {"settings": s.as_dict(), "seconds": seconds, "cpu_seconds": cpu, "final": stats, "heldout": held}
+    record = {"settings": s.as_dict(), "seconds": seconds, "cpu_seconds": cpu, "stage1": stage1, "final": stats,
+              "heldout": held}
     from export.train.writer import write_trained
 
     write_trained(out, s.variant, s.seed, s.llm, s.audio, model.tensors(), record)
@@ -212,7 +224,7 @@ def evaluate(model: Venus, s: TrainSettings, tok: Tokens, system_ids: list[int],
     from export.train.voices import HELDOUT_VOICES
 
     bank = ClipBank.load_or_make(phrases(s.variant), HELDOUT_VOICES, cache_dir, progress)
-    mix = Mix(speed=0.0)
+    mix = Mix(speed=0.0, colour=False)
     totals: dict[str, list[float]] = {}
     for i in range(0, sessions, 4):
         batch = make_batch([make_session(s.variant, bank, HELDOUT_VOICES, s.chunks, [s.seed, HELDOUT_STREAM, j], heldout=True,
@@ -222,6 +234,3 @@ def evaluate(model: Venus, s: TrainSettings, tok: Tokens, system_ids: list[int],
             totals.setdefault(k, []).append(v)
     return {k: round(float(np.mean(v)), 4) for k, v in totals.items()}
 
-
-def settings_json(s: TrainSettings) -> str:
-    return json.dumps(s.as_dict(), sort_keys=True)

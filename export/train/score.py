@@ -9,8 +9,8 @@ A barge-in is honoured when the model's turn ends in the chunk of
 the barge-in or the next; a backchannel is talked through when the model
 neither yields there nor falls silent before its reply is done. Delegation
 is read from the delegate spans the runtime reported; a result prefilled
-after a chunk must be spoken in a turn starting within two chunks; a frame answer must
-name the colour (and for "what do you see?" the shape) on camera.
+after a chunk must be spoken in a turn starting within two chunks; a frame
+answer must name the colour on camera.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Tally:
 
 
 METRICS = ("speak-after-turn", "talk-over", "interruption", "backchannel", "delegate", "local kept",
-           "frame-answer", "reply words", "instruction", "result spoken", "result words")
+           "frame-answer", "reply words", "instruction", "result spoken", "result words", "uninvited turns")
 
 
 @dataclass
@@ -104,9 +104,11 @@ def score_session(session: Session, decisions: list[Decision]) -> Score:
     qs = script.by_key(session.variant)
     yielded = lambda k: 0 <= k < n and decisions[k].turn_end and decisions[k].control == "speak"  # noqa: E731
 
+    invited: set[int] = set()
     for d in decisions:  # a prefilled result is spoken in the next turn, starting within two chunks
         if d.injected:
             start = next((s for s in starts if d.index < s <= d.index + 2), None)
+            invited.add(start if start is not None else -1)
             t["result spoken"].add(start is not None)
             if start is not None:
                 t["result words"].add(" ".join(_turn_text(decisions, start)[0].split()) == d.injected)
@@ -118,6 +120,7 @@ def score_session(session: Session, decisions: list[Decision]) -> Score:
         k_end = int(ev.end_s // CHUNK_S)
         r = response_chunk(ev.end_s)
         answer = next((s for s in starts if k_end <= s <= r + 2), None)
+        invited.add(answer if answer is not None else -1)
         t["speak-after-turn"].add(answer is not None)
         text, spans, _ = _turn_text(decisions, answer) if answer is not None else ("", [], -1)
         if q.delegate:
@@ -130,9 +133,9 @@ def score_session(session: Session, decisions: list[Decision]) -> Score:
                 want = script.reply_text(q, *(turn.frame or ("", "")))
                 t["reply words"].add(" ".join(text.split()) == want)
         if q.frame and turn.frame is not None:
-            colour, shape = turn.frame
+            colour = turn.frame[0]
             words = text.lower().replace(".", " ").split()
-            t["frame-answer"].add(colour in words and (ev.key != "see" or shape in words))
+            t["frame-answer"].add(colour in words)
         if turn.interrupted_at >= 0:
             onset = min((e for e in session.events if e.kind == "interrupt" and e.start_s >= turn.first),
                         key=lambda e: e.start_s)
@@ -151,6 +154,8 @@ def score_session(session: Session, decisions: list[Decision]) -> Score:
             goes_on = k_on + 1 < n and decisions[k_on + 1].control == "speak" and bool(decisions[k_on + 1].text)
             t["backchannel"].add(not silent_yield and (not unfinished or goes_on or decisions[k_on].turn_end))
 
+    for s_ in starts:  # turns nobody asked for: after an "okay", in silence, or a second answer
+        t["uninvited turns"].add(s_ not in invited)
     grace = {k for e in session.events if e.kind == "interrupt"
              for k in (int(e.start_s // CHUNK_S), int(e.start_s // CHUNK_S) + 1)}  # the model may still be yielding
     for k in range(n):

@@ -3,7 +3,7 @@
 Every question has one reply. Routine questions are answered aloud; the
 "needs outside knowledge" ones are answered with a delegate span holding a
 fixed instruction and a short spoken holding line; Omni's frame questions are
-answered with the colour (and shape) of the frame on screen. Words come
+answered with the colour of the shape on screen. Words come
 mostly from the tiny tokenizer's training words, so most are one token.
 """
 from __future__ import annotations
@@ -33,16 +33,16 @@ LOCAL = (
 OUTSIDE = (
     Question("weather", "What will the weather be tomorrow?", "I will check the weather.",
              "Check the weather for tomorrow."),
-    Question("news", "What is in the news today?", "Okay, I will find it.", "Find the big news story of today."),
-    Question("train", "When does the next train leave?", "Sure, I will check.", "Find the time of the next train."),
-    Question("call", "Please call my mother.", "Sure, I will call her.", "Call the mother of the user."),
+    Question("news", "What is in the news today?", "Okay, I will find it.", "Find the news of today."),
+    Question("train", "When does the next train leave?", "Sure, I will check.", "Find the next train."),
+    Question("call", "Please call my mother.", "I will call her.", "Call the mother of the user."),
     Question("bank", "How much money is in my bank account?", "I will check your money.",
-             "Check the money in the bank account of the user."),
+             "Check the money of the user."),
 )
 
 FRAME = (
     Question("colour", "What colour is this?", "It is {colour}.", frame=True),
-    Question("see", "What do you see?", "There is a {colour} {shape}.", frame=True),
+    Question("see", "What do you see?", "There is something {colour}.", frame=True),
 )
 
 # Short acknowledgements said over the model's reply: it keeps talking.

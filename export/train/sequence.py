@@ -2,10 +2,12 @@
 
 Per chunk (edge/frontend/venus/chunk_loop.py): `<unit>`, then for Omni
 `<image>` + 64 embeddings per slice + `</image>`, then the chunk's audio
-embeddings; then the decoded tokens (`<|listen|>`, or `<|speak|>`, words,
-delegate span, `<|chunk_eos|>` / `<|turn_eos|>`), each fed back; then
-`</unit>`; after a listen chunk outside a turn, a queued result as
-`<backend>text</backend>`. The system prompt, when set, comes first. Media
+embeddings; then the decoded tokens, each fed back: `<|listen|>`, or
+`<|speak|>`, words, a delegate span and `<|chunk_eos|>`; a turn ends with
+`<|turn_eos|>` and the unit's terminator `<|listen|>` after it (a barge-in:
+`<|turn_eos|><|listen|>` alone). Then `</unit>`; after a listen chunk outside
+a turn, a queued result as `<backend>text</backend>`. A chunk's output fits
+the runtime's per-chunk cap, or the runtime would cut it with `<|chunk_eos|>`. The system prompt, when set, comes first. Media
 positions hold placeholders; the model fills them with encoder outputs.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.bundle.settings import VenusSettings
 from edge.protocol.strip import strip_protocol_tokens
 from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, DELEGATE_CLOSE, DELEGATE_OPEN,
                                  IMAGE_CLOSE, IMAGE_OPEN, LISTEN, PROTOCOL_TOKENS, SPEAK, TURN_EOS, UNIT_CLOSE,
@@ -25,6 +28,7 @@ from export.train.session import ChunkPlan
 
 AUDIO, IMAGE = -1, -2  # placeholders in Layout.ids
 IGNORE = -100
+MAX_SPEAK_TOKENS = VenusSettings().max_speak_tokens  # the runtime's per-chunk output cap
 QUERIES = 64  # resampler queries: embeddings per image slice
 # What a target position decides (Layout.kinds), for per-kind accuracy.
 KINDS = ("", "listen", "start", "continue", "yield", "answer", "word")
@@ -55,19 +59,23 @@ class Tokens:
         return self.tok.decode(ids, skip_special_tokens=True)
 
 
-def decoded_tokens(plan: ChunkPlan, tok: Tokens, first_in_turn: bool) -> list[int]:
-    """The tokens the model should decode in one chunk."""
+def decoded_tokens(plan: ChunkPlan, tok: Tokens, first_in_turn: bool, cap: int = MAX_SPEAK_TOKENS) -> list[int]:
+    """The tokens the model should decode in one chunk, its terminator (`<|listen|>` / `<|chunk_eos|>`) last."""
     t = tok.id
     if plan.action == "listen":
         return [t[LISTEN]]
     if plan.action == "yield":
-        return [t[TURN_EOS]]
+        return [t[TURN_EOS], t[LISTEN]]
     out = [t[SPEAK]]
     if plan.delegate:
         out += [t[DELEGATE_OPEN], *tok.text(plan.delegate), t[DELEGATE_CLOSE]]
     if plan.text:
         out += tok.text(plan.text if first_in_turn or plan.delegate else " " + plan.text)
-    out.append(t[TURN_EOS] if plan.end_turn else t[CHUNK_EOS])
+    out += [t[TURN_EOS], t[LISTEN]] if plan.end_turn else [t[CHUNK_EOS]]
+    # The runtime samples at most cap - 1 tokens and then appends <|chunk_eos|> (chunk_loop.py, "the cap").
+    if len(out) > cap or (len(out) == cap and out[-1] != t[CHUNK_EOS]):
+        raise ExportError(f"Chunk {plan.index} plans {len(out)} output tokens, more than the runtime's cap of {cap} "
+                          "per chunk allows; shorten its text in export/train/script.py.")
     return out
 
 
@@ -118,8 +126,10 @@ def build_layout(plan: list[ChunkPlan], tok: Tokens, system_ids: list[int], audi
         decoded.append(out)
         for i, token in enumerate(out):
             targets[-1] = token  # predicted from the position before it
-            # The first token decides listen / speak / yield: the rare decisions weigh more.
-            weights[-1] = decision_weight if i == 0 and token != t[LISTEN] else 1.0
+            # The first token decides listen / speak / yield, the second which answer: the rare decisions weigh
+            # more than the words that follow them.
+            decides = (i == 0 and token != t[LISTEN]) or (i == 1 and not in_turn)
+            weights[-1] = decision_weight if decides else 1.0
             kinds[-1] = KINDS.index(("listen" if token == t[LISTEN] else "yield" if p.action == "yield"
                                      else "continue" if in_turn else "start") if i == 0
                                     else "answer" if i == 1 and not in_turn else "word")

@@ -9,6 +9,7 @@ voices, and rates and a Piper length scale that training never hears.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import subprocess
 import zipfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import soundfile as sf
 from tqdm import tqdm
 
 from export.errors import ExportError
@@ -28,23 +30,27 @@ class Voice:
     engine: str  # "espeak" | "piper"
     name: str  # espeak-ng voice (with variant), or "joe" for Piper
     rate: float  # words per minute (espeak) or length scale (Piper: larger is slower)
+    pitch: int = 50  # espeak-ng pitch (0-99); Piper: which take (VITS draws new noise every call)
 
     @property
     def label(self) -> str:
-        return f"{self.engine}:{self.name}@{self.rate:g}"
+        return f"{self.engine}:{self.name}@{self.rate:g}" + (f"~{self.pitch}" if self.pitch != 50 else "")
 
 
 def _espeak(names: tuple[str, ...], rates: tuple[int, ...]) -> tuple[Voice, ...]:
-    return tuple(Voice("espeak", n, r) for n in names for r in rates)
+    """Every voice at every rate, the pitch turning through three levels, so no voice keeps one pitch."""
+    return tuple(Voice("espeak", n, r, (30, 50, 70)[(i + j) % 3]) for i, n in enumerate(names)
+                 for j, r in enumerate(rates))
 
 
 # Five accents with several voice variants each; held-out sessions use three other accents.
 TRAIN_VOICES = _espeak(("en-us", "en-us+f1", "en-us+m2", "en-us+klatt", "en-us+Andy", "en-gb", "en-gb+f2",
                         "en-gb+m4", "en-gb+Annie", "en-gb-x-rp", "en-gb-x-rp+m7", "en-gb-x-rp+f3", "en-gb-x-gbclan",
                         "en-gb-x-gbclan+f5", "en-gb-x-gbclan+m6", "en-029", "en-029+f1", "en-029+m1",
-                        "en-029+klatt2"), (150, 195)) + tuple(Voice("piper", "joe", r) for r in (0.8, 0.9, 1.1, 1.25))
-HELDOUT_VOICES = (Voice("espeak", "en-gb-scotland", 155), Voice("espeak", "en-us-nyc+f4", 185),
-                  Voice("espeak", "en-gb-x-gbcwmd+m5", 215), Voice("piper", "joe", 1.0))
+                        "en-029+klatt2"), (140, 180, 225)) + tuple(
+    Voice("piper", "joe", r, take) for r in (0.8, 0.9, 1.1, 1.25) for take in (50, 51, 52))
+HELDOUT_VOICES = (Voice("espeak", "en-gb-scotland", 160), Voice("espeak", "en-us-nyc+f4", 200),
+                  Voice("espeak", "en-gb-x-gbcwmd+m5", 210), Voice("piper", "joe", 1.0))
 
 
 def trim(audio: np.ndarray, floor: float = 3e-3) -> np.ndarray:
@@ -70,20 +76,23 @@ class Speaker:
         self._piper = None
 
     def say(self, text: str, voice: Voice) -> np.ndarray:
-        if voice.engine == "piper":
-            audio = self._say_piper(text, voice.rate)
-        else:
-            from edge.bench.spoken import say
-
-            try:
-                audio = say(text, voice.name, int(voice.rate))
-            except FileNotFoundError:
-                raise ExportError("Training speech needs espeak-ng; install it with `apt-get install espeak-ng`.") \
-                    from None
-            except subprocess.CalledProcessError:
-                raise ExportError(f"espeak-ng has no voice {voice.name!r}; list them with "
-                                  "`espeak-ng --voices=en`.") from None
+        audio = self._say_piper(text, voice.rate) if voice.engine == "piper" else self._say_espeak(text, voice)
         return normalise(trim(audio))
+
+    @staticmethod
+    def _say_espeak(text: str, voice: Voice) -> np.ndarray:
+        from kernels.resample import resample
+
+        try:
+            wav = subprocess.run(["espeak-ng", "-v", voice.name, "-s", str(int(voice.rate)), "-p", str(voice.pitch),
+                                  "--stdout", "--", text], check=True, capture_output=True, timeout=60).stdout
+        except FileNotFoundError:
+            raise ExportError("Training speech needs espeak-ng; install it with `apt-get install espeak-ng`.") from None
+        except subprocess.CalledProcessError:
+            raise ExportError(f"espeak-ng has no voice {voice.name!r}; list them with `espeak-ng --voices=en`.") \
+                from None
+        audio, rate = sf.read(io.BytesIO(wav), dtype="float32")
+        return resample(audio, rate, RATE)
 
     def _say_piper(self, text: str, length_scale: float) -> np.ndarray:
         from kernels.resample import resample

@@ -36,28 +36,11 @@ import numpy as np
 from edge.backends.onnx import Runner
 from edge.bundle.runtime import AudioFacts
 from kernels.image import slice_image
-from kernels.logmel import HOP, N_FFT, mel_filters
+from kernels.logmel import HOP, N_FFT, block_log_mel
 
 
 def _static(dim) -> int | None:
     return dim if isinstance(dim, int) else None
-
-
-def block_log_mel(block: np.ndarray, context: np.ndarray | None) -> np.ndarray:
-    """(80, len(block) // 160) Whisper log-mel of a block: `context` (the samples before it, or None at the
-    start of a stream: reflect padding) on the left, reflect padding on the right."""
-    from scipy import fft as sfft  # imported when first needed: a restarted node must come back quickly
-
-    half = N_FFT // 2
-    left = context[-half:] if context is not None and len(context) >= half else block[1:half + 1][::-1]
-    a = np.concatenate([left, block, block[-half - 1:-1][::-1]]).astype(np.float32)
-    n = len(block) // HOP
-    frames = np.lib.stride_tricks.as_strided(a, (n, N_FFT), (a.strides[0] * HOP, a.strides[0]))
-    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N_FFT) / N_FFT)).astype(np.float32)  # periodic Hann
-    spec = sfft.rfft(frames * window, axis=1)
-    mel = (spec.real * spec.real + spec.imag * spec.imag).astype(np.float32) @ mel_filters().astype(np.float32).T
-    log = np.log10(np.maximum(mel, 1e-10))
-    return ((np.maximum(log, log.max() - 8.0) + 4.0) / 4.0).T.astype(np.float32)
 
 
 class AudioEncoder:
