@@ -7,9 +7,12 @@ feeding a signal in pieces gives the same probabilities as feeding it whole.
 Each frame also reports its RMS level, so a caller never needs the samples
 the VAD holds back. Once a second of frames in a row has been quieter than
 `quiet_rms` (a quiet room), further quiet frames are not run through the
-model: their probability is 0, and the model starts afresh at the next
-sound, so an always-on device spends next to nothing on silence. Short
-pauses inside speech still go through the model (its memory bridges them).
+model: their probability is 0, so an always-on device spends next to
+nothing on silence. The model's state is kept as the quiet second left it:
+reset to zeros, Silero needs several frames to trust the next speech (the
+more so for speech thinned by the echo canceller), which delayed barge-in
+by a second or more. Short pauses inside speech still go through the model
+(its memory bridges them).
 The choice depends on the audio alone, so a replay decides the same.
 """
 from __future__ import annotations
@@ -73,9 +76,9 @@ class SileroVad:
             rms = frame_rms(frame)
             self._quiet_run = self._quiet_run + 1 if rms < self.quiet_rms else 0
             if self._quiet_run > QUIET_HOLD:
-                if self._quiet_run == QUIET_HOLD + 1:  # the room has been quiet a while: start afresh later
-                    self._state = np.zeros((2, 1, 128), np.float32)
-                    self._context = np.zeros(CONTEXT, np.float32)
+                # The state stays as the quiet second left it (a cold model is slow to trust the next
+                # speech); only the context moves on, so the next model call sees the audio before it.
+                self._context = frame[-CONTEXT:].copy()
                 out.append(FrameProb(self._next_ns, 0.0, rms))
             else:
                 out.append(FrameProb(self._next_ns, self.frame_prob(frame), rms))

@@ -45,6 +45,19 @@ def test_the_vad_runs_no_model_on_a_quiet_room_and_still_hears_speech(tmp_path):
     assert calls[0] > 0 and max(f.prob for f in heard) > 0.8
 
 
+def test_speech_after_a_long_quiet_room_is_heard_as_after_a_short_one(tmp_path):
+    # Skipping the model must not cool it down: a cold model trusts the next speech frames later, and over
+    # the reply (speech thinned by the echo canceller) that delayed barge-in by a second or more.
+    room = sf.read(quiet_room(tmp_path / "room.wav", 4.0))[0].astype(np.float32)
+    clip = 0.1 * spoken.say("Hello, can you hear me now?")
+    heard = []
+    for frames in (QUIET_HOLD, 125):  # not long enough to skip anything; three seconds skipped
+        vad = SileroVad()
+        vad.feed(room[:frames * FRAME], 0)
+        heard.append([f.prob for f in vad.feed(clip)])
+    np.testing.assert_allclose(heard[1], heard[0], atol=0.01)
+
+
 def mixed_input(path: Path) -> Path:
     """Ten seconds of a quiet room, a question, then twenty more seconds of the room."""
     room = sf.read(quiet_room(path.with_suffix(".room.wav"), 30.0))[0].astype(np.float32)
