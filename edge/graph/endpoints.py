@@ -1,6 +1,7 @@
 """Where the sockets live: ipc:// in a private 0700 runtime directory, inproc:// for threads, or loopback TCP."""
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ class Endpoints:
                 "runtime_dir": self.runtime_dir, "direct": self.direct}
 
     def direct_of(self, node: str) -> str:
-        return self.direct.replace("{name}", node)
+        # A short fixed-length tag, not the name: socket paths must stay under the Unix limit for any node name.
+        return self.direct.replace("{name}", hashlib.sha1(node.encode()).hexdigest()[:8])
 
 
 def make_endpoints(transport: str = "ipc", base_port: int = 0, bus: str = "direct") -> Endpoints:
@@ -59,7 +61,7 @@ def make_endpoints(transport: str = "ipc", base_port: int = 0, bus: str = "direc
 
 # A Unix socket path holds at most 107 bytes; the longest name placed in the directory is below.
 _SUN_PATH_MAX = 107
-_LONGEST_SOCKET = "/pub-" + "n" * 16  # a node's own publisher socket, names up to 16 characters
+_LONGEST_SOCKET = "/pub-" + "n" * 8  # a node's own publisher socket (see direct_of)
 _MKDTEMP_NAME = len(PREFIX) + 8
 
 

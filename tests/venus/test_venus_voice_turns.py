@@ -112,8 +112,11 @@ def test_the_speech_node_lets_out_a_turn_that_ends_without_words(exported_audio_
     out = tmp_path / "out.wav"
     published = []
     ids = (f"id{i}" for i in itertools.count())
+    held: set[str] = set()  # acknowledgements the node holds until a speech request has played
     io = SimpleNamespace(clock=VirtualClock(), epoch=0, new_id=lambda: next(ids),
-                         publish=lambda msg, payload=(), t_ns=None: published.append(msg))
+                         publish=lambda msg, payload=(), t_ns=None: published.append(msg),
+                         hold_ack=lambda msg_id, msg_type: held.add(msg_id), holds=lambda msg_id: msg_id in held,
+                         release_ack=held.discard)
     cfg = SessionConfig(voice=f"bundle:{exported_audio_bundle}", speaker=str(out), realtime=False,
                         extra={"venus": GREEDY})
     node = SpeechNode(io, node_settings(cfg, ["speech"])["speech"], {})
