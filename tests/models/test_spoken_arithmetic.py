@@ -16,11 +16,11 @@ from edge.spoken_math import numbers_in
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("voice, question, answer", [
-    ("en-us+f3", "Hey there. What is three plus four?", 7),
-    ("en-gb+m3", "What is twelve times seven?", 84),
+@pytest.mark.parametrize("voice, question, operands, answer", [
+    ("en-us+f3", "Hey there. What is three plus four?", {3, 4}, 7),
+    ("en-gb+m3", "What is twelve times seven?", {12, 7}, 84),
 ])
-def test_the_main_command_answers_spoken_arithmetic(tmp_path, transcriber, voice, question, answer):
+def test_the_main_command_answers_spoken_arithmetic(tmp_path, transcriber, voice, question, operands, answer):
     clip = spoken.say(question, voice, 150)
     silence = np.zeros(RATE // 2, np.float32)
     mic = spoken.write(tmp_path / "question.wav", np.concatenate([silence, 0.8 * clip, np.zeros(8 * RATE, np.float32)]))
@@ -32,4 +32,7 @@ def test_the_main_command_answers_spoken_arithmetic(tmp_path, transcriber, voice
 
     audio, rate = sf.read(str(reply), dtype="float32")
     heard = transcriber.transcribe(resample(audio, rate, RATE).astype(np.float32))
-    assert numbers_in(heard) and numbers_in(heard)[-1] == answer, heard
+    # The answer is said, and no other number than the question's own (a repeated question is fine, a wrong sum
+    # is not); on a loaded machine the reply can restate the question after its answer.
+    said = set(numbers_in(heard))
+    assert answer in said and said <= operands | {answer}, heard

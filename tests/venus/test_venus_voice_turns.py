@@ -8,6 +8,7 @@ the largest anywhere in the whole-turn audio.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 from types import SimpleNamespace
 
@@ -116,7 +117,8 @@ def test_the_speech_node_lets_out_a_turn_that_ends_without_words(exported_audio_
     io = SimpleNamespace(clock=VirtualClock(), epoch=0, new_id=lambda: next(ids),
                          publish=lambda msg, payload=(), t_ns=None: published.append(msg),
                          hold_ack=lambda msg_id, msg_type: held.add(msg_id), holds=lambda msg_id: msg_id in held,
-                         release_ack=held.discard)
+                         release_ack=held.discard, busy=lambda seconds: contextlib.nullcontext(),
+                         control=lambda msg: None)
     cfg = SessionConfig(voice=f"bundle:{exported_audio_bundle}", speaker=str(out), realtime=False,
                         extra={"venus": GREEDY})
     node = SpeechNode(io, node_settings(cfg, ["speech"])["speech"], {})
