@@ -2,8 +2,8 @@
 
 `--mic` picks one (`mic_is_file`); a journal is replayed through a file that
 edge/timeline/replay.py writes from its chunks. Every source yields 16 kHz mono
-float32. Files are resampled once on open; a microphone at another rate through
-one streaming resampler, whose state carries across blocks (a resampler started
+float32. Files are read block by block, and a file or microphone at another rate goes
+through one streaming resampler, whose state carries across blocks (a resampler started
 afresh per block leaves a seam at every block edge).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from edge.audio_format import RATE
 from edge.capture.errors import DeviceError
-from kernels.resample import resample, to_mono
+from kernels.resample import to_mono
 
 
 class AudioSource(Protocol):
@@ -29,7 +29,11 @@ class AudioSource(Protocol):
 
 
 class FileAudioSource:
+    """A file read block by block (an hour of audio is never held whole); another rate through one streaming
+    resampler. `seek` (a restarted capture resuming) starts the resampler afresh at that point."""
+
     live = False
+    BLOCK = 8192  # source frames decoded per refill
 
     def __init__(self, path: str | Path) -> None:
         import soundfile as sf
@@ -38,25 +42,42 @@ class FileAudioSource:
         if not p.is_file():
             raise DeviceError(f"audio file {p} does not exist; pass an existing WAV or FLAC file to --mic")
         try:
-            data, rate = sf.read(str(p), dtype="float32", always_2d=False)
+            self.file = sf.SoundFile(str(p))
         except Exception as exc:
             raise DeviceError(f"cannot read {p} as audio ({exc}); use a WAV or FLAC file") from None
-        self.audio = resample(to_mono(data), rate, RATE)
-        self.pos = 0
-        self.duration_s = len(self.audio) / RATE
+        self.path = p
+        self.rate = self.file.samplerate
+        self.duration_s = self.file.frames / self.rate
+        self._start(0)
+
+    def _start(self, source_frame: int) -> None:
+        self.file.seek(source_frame)
+        self.resampler = StreamResampler(self.rate)
+        self._buf = np.zeros(0, np.float32)
+        self._ended = False
 
     def seek(self, sample: int) -> None:
-        self.pos = max(0, min(sample, len(self.audio)))
+        self._start(max(0, min(int(round(sample * self.rate / RATE)), self.file.frames)))
+
+    def _refill(self) -> None:
+        try:
+            block = self.file.read(self.BLOCK, dtype="float32", always_2d=False)
+        except Exception as exc:
+            raise DeviceError(f"cannot read {self.path} past {self.file.tell()} frames ({exc})") from None
+        last = len(block) < self.BLOCK
+        self._buf = np.concatenate([self._buf, self.resampler.process(to_mono(block), last=last)])
+        self._ended = last
 
     def read(self, n: int) -> np.ndarray | None:
-        if self.pos >= len(self.audio):
+        while len(self._buf) < n and not self._ended:
+            self._refill()
+        if not len(self._buf):
             return None
-        out = self.audio[self.pos:self.pos + n]
-        self.pos += len(out)
+        out, self._buf = self._buf[:n], self._buf[n:]
         return out
 
     def close(self) -> None:
-        pass
+        self.file.close()
 
 
 class StreamResampler:

@@ -154,3 +154,39 @@ def test_the_mic_names_a_file_by_its_suffix_or_its_presence(tmp_path) -> None:
     assert not any(mic_is_file(s) for s in (None, "", "default", "7", "USB Audio (hw:1,0)"))
     assert duplex_settings({"mic": str(wav)}).cancel is False  # a file holds no echo of this session
     assert duplex_settings({"mic": "default"}).cancel is True
+
+
+def test_a_long_file_is_streamed_not_loaded_whole(tmp_path):
+    """Ten minutes of 48 kHz stereo: reading its first second holds a few blocks, not the file, and the samples
+    are what resampling the whole file at once gives."""
+    import tracemalloc
+
+    import soundfile as sf
+
+    from edge.audio_format import RATE
+    from edge.capture.audio import FileAudioSource
+    from kernels.resample import resample, to_mono
+
+    rng = np.random.default_rng(5)
+    head = (0.1 * rng.standard_normal((48000 * 3, 2))).astype(np.float32)
+    path = tmp_path / "long.wav"
+    with sf.SoundFile(str(path), "w", 48000, 2, "PCM_16") as f:
+        f.write(head)
+        for _ in range(199):  # the rest: 597 s of quiet hum, written in pieces too
+            f.write(np.full((48000 * 3, 2), 0.01, np.float32))
+    tracemalloc.start()
+    src = FileAudioSource(path)
+    first = [src.read(1600) for _ in range(10)]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 4_000_000, f"reading one second of a 10-minute file took {peak / 1e6:.1f} MB"
+    assert src.duration_s == pytest.approx(600.0)
+    got = np.concatenate(first)
+    whole = resample(to_mono(sf.read(str(path), frames=48000 * 2, dtype="float32")[0]), 48000, RATE)
+    np.testing.assert_allclose(got[100:RATE - 100], whole[100:RATE - 100], atol=2e-3)
+    src.seek(RATE * 599)  # a restarted capture resumes near the end; then the file runs out
+    rest = []
+    while (block := src.read(4000)) is not None:
+        rest.append(block)
+    assert abs(sum(map(len, rest)) - RATE) < 50
+    src.close()
