@@ -86,3 +86,17 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
         chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end),
                                   audio=audio.get(index), frame=frame_of.get(index)))
     return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)
+
+
+def stream_from_journals(paths: list[str | Path], max_chunks: int = 32) -> ChunkStream:
+    """Several recorded sessions as one stream (up to `max_chunks` of each), every session marked so that it
+    replays from an empty context and a fresh audio encoder cache, as each was recorded."""
+    if len(paths) == 1:
+        return stream_from_journal(paths[0], max_chunks)
+    chunks = []
+    for session, path in enumerate(paths):
+        for c in stream_from_journal(path, max_chunks).chunks:
+            c.session = session
+            chunks.append(c)
+    names = ", ".join(Path(p).name for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return ChunkStream(f"{len(paths)} journals {names} ({len(chunks)} chunks)", chunks)
