@@ -4,7 +4,8 @@ A stream is what the runtime fed the frontend, chunk by chunk: the input of
 each chunk (protocol tokens, text, or embedding rows from an encoder) and the
 output that was recorded for it. Every precision is replayed on the same
 stream with the recorded outputs forced, so all models see the same context
-and only their decisions can differ.
+and only their decisions can differ. A stream may join several recorded
+sessions; each starts from an empty context, as the runtime started it.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class ChunkRecord:
     close: str = UNIT_CLOSE  # fed after the output
     audio: np.ndarray | None = None  # the chunk's recorded 16 kHz audio, until an encoder turns it into a segment
     frame: np.ndarray | None = None  # the chunk's video frame (HxWx3 uint8), likewise
+    session: int = 0  # the recorded session (journal) it came from; each session replays from an empty context
 
 
 @dataclass
@@ -45,13 +47,18 @@ class ChunkStream:
         def seg(c: ChunkRecord, j: int, s: Segment):
             if isinstance(s, str):
                 return s
-            key = f"c{c.index}_{j}"
+            key = f"s{c.session}c{c.index}_{j}" if c.session else f"c{c.index}_{j}"
             arrays[key] = np.asarray(s, dtype=np.float32)
             return {"embeddings": key}
 
-        doc = {"source": self.source, "chunks": [
-            {"index": c.index, "inputs": [seg(c, j, s) for j, s in enumerate(c.inputs)], "output": c.output,
-             "close": c.close} for c in self.chunks]}
+        def chunk(c: ChunkRecord) -> dict:
+            d = {"index": c.index, "inputs": [seg(c, j, s) for j, s in enumerate(c.inputs)], "output": c.output,
+                 "close": c.close}
+            if c.session:  # absent for a one-session stream, whose digest stays what it was
+                d["session"] = c.session
+            return d
+
+        doc = {"source": self.source, "chunks": [chunk(c) for c in self.chunks]}
         return doc, arrays
 
     def digest(self) -> str:
@@ -76,8 +83,8 @@ class ChunkStream:
         def seg(s) -> Segment:
             return s if isinstance(s, str) else arrays[s["embeddings"]]
 
-        return cls(doc["source"], [ChunkRecord(c["index"], [seg(s) for s in c["inputs"]], c["output"], c["close"])
-                                   for c in doc["chunks"]])
+        return cls(doc["source"], [ChunkRecord(c["index"], [seg(s) for s in c["inputs"]], c["output"], c["close"],
+                                               session=c.get("session", 0)) for c in doc["chunks"]])
 
 
 def stream_from_text(text: str, words_per_chunk: int = 6, max_chunks: int = 24) -> ChunkStream:
@@ -110,7 +117,11 @@ def replay(llm: LlamaModel, stream: ChunkStream) -> list[ChunkDecision]:
     listen, speak, delegate = tokens.id(LISTEN), tokens.id(SPEAK), tokens.id(DELEGATE_OPEN)
     llm.clear()
     decisions = []
+    session = stream.chunks[0].session if stream.chunks else 0
     for chunk in stream.chunks:
+        if chunk.session != session:  # the next recorded session starts from an empty context
+            llm.clear()
+            session = chunk.session
         last = None
         for seg in chunk.inputs:
             if isinstance(seg, str):
@@ -133,11 +144,13 @@ def replay(llm: LlamaModel, stream: ChunkStream) -> list[ChunkDecision]:
 
 
 def stream_positions(tokenize: Callable[[str, bool], list[int]], stream: ChunkStream) -> int:
-    """How many context positions a replay of the stream takes."""
-    n = 0
+    """How many context positions a replay of the stream takes (its longest session: each starts afresh)."""
+    per_session: dict[int, int] = {}
     for c in stream.chunks:
+        n = 0
         for seg in c.inputs:
             n += len(tokenize(seg, True)) if isinstance(seg, str) else len(seg)
         n += len(tokenize(c.output, True)) if c.output else 0
         n += len(tokenize(c.close, True)) if c.close else 0
-    return n
+        per_session[c.session] = per_session.get(c.session, 0) + n
+    return max(per_session.values(), default=0)

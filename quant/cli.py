@@ -38,9 +38,11 @@ def _sweep_parser(sub) -> None:
                         "file (.npz from venus-quant, .gguf from llama-imatrix)")
     p.add_argument("--text", help="evaluation text file (default: a built-in English text)")
     p.add_argument("--calib", help="calibration text file for the imatrix (default: a different built-in text)")
-    p.add_argument("--journal", help="a runtime journal whose chunk stream is replayed for decision agreement")
+    p.add_argument("--journal", action="append",
+                   help="a runtime journal whose chunk stream is replayed for decision agreement; repeat it to "
+                        "join several sessions (each replays from an empty context)")
     p.add_argument("--max-tokens", type=int, default=256, help="evaluation tokens (default 256)")
-    p.add_argument("--max-chunks", type=int, default=32, help="chunks replayed from the stream (default 32)")
+    p.add_argument("--max-chunks", type=int, default=32, help="chunks replayed from each journal (default 32)")
     p.add_argument("--ctx", type=int, default=2048, help="context size for measuring (default 2048)")
     p.add_argument("--decode-tokens", type=int, default=32, help="tokens decoded for the decode speed (default 32)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per precision; the fastest counts (default 3)")

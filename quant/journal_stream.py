@@ -7,7 +7,9 @@ delivered before it. The input of a chunk is `<unit>` and the heard text
 is rebuilt in protocol tokens and forced after the decision is read. The
 recorded audio and the newest video frame of each chunk are kept; when the
 sweep has the bundle's encoders they become embeddings after `<unit>`
-(quant.sweep.embed_media).
+(quant.sweep.embed_media). The session's system prompt comes first, as the
+Venus chunk loop prefills it before the first chunk: the runtime's default,
+or the one the session's config set.
 """
 from __future__ import annotations
 
@@ -43,12 +45,22 @@ def _frames_per_chunk(frames: list[tuple[int, np.ndarray]], spans_ns: dict[int, 
     return out
 
 
+def system_prompt(session: dict | None) -> str:
+    """The prompt the Venus frontend prefilled for this session: its config's `venus.system_prompt` if set."""
+    from edge.bundle.settings import REFERENCE_SYSTEM_PROMPT
+
+    venus = ((session or {}).get("config") or {}).get("venus") or {}
+    prompt = venus.get("system_prompt", REFERENCE_SYSTEM_PROMPT) if isinstance(venus, dict) else REFERENCE_SYSTEM_PROMPT
+    return prompt if isinstance(prompt, str) else REFERENCE_SYSTEM_PROMPT
+
+
 def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     try:
         from edge.timeline.journal import Journal
     except ImportError as e:
         raise ValueError(f"reading a journal needs the runtime package edge ({e})") from None
     journal = Journal(path)  # raises JournalError (a ValueError) with one sentence
+    prompt = system_prompt(journal.session)
     decisions: dict[int, object] = {}
     spans: dict[int, list[str]] = {}
     backend_before: dict[int, list[str]] = {}
@@ -83,6 +95,22 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
         # Outside text is stripped as the runtime strips it: the stream is tokenized with special tokens parsed.
         inputs = [f"{BACKEND_OPEN}{strip_protocol_tokens(t)}{BACKEND_CLOSE}" for t in backend_before.get(index, [])]
         inputs.append(UNIT_OPEN + strip_protocol_tokens(d.user_text or ""))
+        if not chunks and prompt:
+            inputs.insert(0, prompt)
         chunks.append(ChunkRecord(index, inputs, _output(d.control, d.text or "", spans.get(index, []), d.turn_end),
                                   audio=audio.get(index), frame=frame_of.get(index)))
     return ChunkStream(f"journal {Path(path).name} ({len(chunks)} chunks)", chunks)
+
+
+def stream_from_journals(paths: list[str | Path], max_chunks: int = 32) -> ChunkStream:
+    """Several recorded sessions as one stream (up to `max_chunks` of each), every session marked so that it
+    replays from an empty context and a fresh audio encoder cache, as each was recorded."""
+    if len(paths) == 1:
+        return stream_from_journal(paths[0], max_chunks)
+    chunks = []
+    for session, path in enumerate(paths):
+        for c in stream_from_journal(path, max_chunks).chunks:
+            c.session = session
+            chunks.append(c)
+    names = ", ".join(Path(p).name for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    return ChunkStream(f"{len(paths)} journals {names} ({len(chunks)} chunks)", chunks)

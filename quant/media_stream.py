@@ -102,7 +102,11 @@ def embed_media(stream: ChunkStream, width: int, audio: Path | None = None, visi
     except (ValueError, RuntimeError) as e:  # a graph the runtime could not run either
         return _not_embedded(stream, str(e))
     chunks = []
+    session = stream.chunks[0].session if stream.chunks else 0
     for c in stream.chunks:
+        if c.session != session and a_enc is not None:  # a new recorded session: the runtime's cache started empty
+            a_enc.reset()
+        session = c.session
         media: list[Segment] = []
         try:
             if v_enc is not None and c.frame is not None:
@@ -117,6 +121,6 @@ def embed_media(stream: ChunkStream, width: int, audio: Path | None = None, visi
         inputs = list(c.inputs)
         at = next((j + 1 for j, s in enumerate(inputs) if isinstance(s, str) and s.startswith(UNIT_OPEN)), len(inputs))
         inputs[at:at] = media
-        chunks.append(ChunkRecord(c.index, inputs, c.output, c.close, c.audio, c.frame))
+        chunks.append(ChunkRecord(c.index, inputs, c.output, c.close, c.audio, c.frame, c.session))
     used = [p.name for p, on in ((audio, has_audio), (vision, has_frames)) if on and p is not None]
     return ChunkStream(stream.source + " + media through " + ", ".join(used), chunks)

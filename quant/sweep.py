@@ -33,7 +33,7 @@ class SweepOptions:
     imatrix: str = "off"  # off | on | both | path to an imatrix file (.npz or llama-imatrix .gguf)
     text: str = EVAL_TEXT
     calib: str = CALIB_TEXT
-    journal: str | None = None
+    journal: str | list[str] | None = None  # one runtime journal or several (each replayed from an empty context)
     max_tokens: int = 256
     max_chunks: int = 32
     n_ctx: int = 2048
@@ -66,10 +66,11 @@ def _load_stream(opts: SweepOptions, src: Source) -> tuple[ChunkStream, ChunkStr
     if not opts.journal:
         stream = stream_from_text(opts.text, max_chunks=opts.max_chunks)
         return stream, stream
-    from quant.journal_stream import stream_from_journal
+    from quant.journal_stream import stream_from_journals
     from quant.media_stream import best_graph, embed_media, llm_width
 
-    raw = stream_from_journal(opts.journal, max_chunks=opts.max_chunks)
+    paths = [opts.journal] if isinstance(opts.journal, str) else list(opts.journal)
+    raw = stream_from_journals(paths, max_chunks=opts.max_chunks)
     audio, vision = best_graph(src.encoders.get("audio", {})), best_graph(src.encoders.get("vision", {}))
     if audio is None and vision is None:
         return raw, raw
