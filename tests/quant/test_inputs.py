@@ -61,7 +61,10 @@ def test_bundle_encoders_and_journal_media(omni_bundle, journal, tmp_path):
     from quant.chunks import ChunkStream
 
     stream = ChunkStream.load(out / "stream.json")  # what every precision replays
-    first = stream.chunks[0].inputs
+    from edge.bundle.settings import REFERENCE_SYSTEM_PROMPT
+
+    prompt, *first = stream.chunks[0].inputs
+    assert prompt == REFERENCE_SYSTEM_PROMPT  # prefilled before the first chunk, as the chunk loop does
     # a 160x120 frame is one slice of 64 embeddings; a second of audio gives 10; the tiny LLM is 256 wide
     assert first[0].startswith("<unit>") and first[1] == "<image>" and first[2].shape == (64, 256)
     assert first[3] == "</image>" and first[4].shape == (10, 256)
