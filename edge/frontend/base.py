@@ -73,6 +73,9 @@ class ChunkOutput:
     delegates: list[DelegateSpan] = field(default_factory=list)
     turn_end: bool = False  # `<|turn_eos|>` was emitted
     interrupt: bool = False  # yield to the user: stop playback, drop the rest of the reply
+    # Stop what is still playing before these words (not a barge-in): a harness answer that is back while the
+    # holding phrase ("One moment, I'll look that up.") still plays is spoken at this boundary in its place.
+    cut_playback: bool = False
     user_text: str = ""  # what the frontend heard (transcript), when it knows
     backend_id: str = ""  # these words speak this harness result (delivery is confirmed by playback)
     tokens: list[int] = field(default_factory=list)  # raw token ids, when a model produced them

@@ -251,6 +251,9 @@ class FrontendNode(Node):
         if out.interrupt:  # sent first: the decision below is then the first data message of the new epoch
             self.io.interrupt("barge-in", chunk.user_speech_onset_ns)
             self.in_turn = False
+        elif out.cut_playback:  # the holding phrase gives way to the answer: playback stops, nobody barged in
+            self.io.interrupt("answer ready")
+            self.in_turn = False
         if self.restored is not None:  # the first decision after a restart says what was rebuilt
             out.info["restored"], self.restored = self.restored, None
         self.io.publish(m.ChunkDecision(
@@ -272,7 +275,7 @@ class FrontendNode(Node):
                 reply = self.replies.setdefault(out.backend_id, _Reply(work_id))
                 reply.speaks.add(speak_id)
                 self.speak_to_backend[speak_id] = out.backend_id
-        if out.turn_end or out.interrupt:
+        if out.turn_end or out.interrupt or out.cut_playback:
             self.in_turn = False
             for reply in self.replies.values():
                 reply.closed = True

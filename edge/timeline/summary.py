@@ -31,7 +31,8 @@ def print_summary(journal_path: str, report: SessionReport, speaker: str | None)
         elif isinstance(msg, m.BackendResult):
             say(f"{t}  harness:   {msg.text}")
         elif isinstance(msg, m.Interrupt):
-            say(f"{t}  (interrupted by the user)")
+            why = "interrupted by the user" if msg.reason == "barge-in" else f"playback stopped: {msg.reason}"
+            say(f"{t}  ({why})")
     if rtfs:
         rtfs.sort()
         say(f"chunks: {len(rtfs)}, frontend real-time factor p50 {rtfs[len(rtfs) // 2]:.3f} max {rtfs[-1]:.3f}")

@@ -60,3 +60,24 @@ def test_a_filler_alone_is_not_answered(frontend):
     outs = feed.run(audio)
     assert any(o.user_text for o in outs), "the filler was not heard at all"
     assert not any(o.text for o in outs)
+
+
+def test_an_answer_back_while_the_holding_phrase_plays_is_spoken_in_its_place(frontend):
+    feed = Feed(frontend)
+    feed.k = 200
+    feed.run(np.zeros(16000 * 8, np.float32))  # any earlier reply and its playback are over
+    question, _ = spoken.timeline([(0.2, "What's the weather like in Berlin today?")], 3.0)
+    outs = feed.run(question)
+    while not any(o.delegates for o in outs) and len(outs) < 8:
+        outs += feed.run(np.zeros(16000, np.float32))
+    delegating = next(o for o in outs if o.delegates)
+    assert delegating.text, "the model's holding phrase after its span"
+    frontend.deliver(ResultToSay("w1", "It is sunny in Berlin today."))
+    # The next boundary, while the holding phrase still plays: the answer takes its place, playback is cut.
+    k = feed.k
+    out = frontend.step(Chunk(k, k * NS, (k + 1) * NS, np.zeros(16000, np.float32), playback_active=True))
+    feed.k += 1
+    assert out.backend_id == "w1" and out.cut_playback and not out.interrupt
+    assert out.control == "speak" and out.turn_end and "sunny in Berlin" in out.text
+    later = feed.run(np.zeros(16000 * 4, np.float32))
+    assert not any(o.text for o in later), "the rest of the holding phrase was still spoken after the answer"

@@ -7,8 +7,10 @@ the reply goes out a sentence per chunk, the first one as soon as it is
 whole. Speech over the assistant's reply is heard here (its own VAD and
 transcript) and decided at the chunk boundary by the barge-in judge it is
 handed (edge/bargein): a backchannel lets the reply go on, an interruption
-drops it. Harness results are spoken at an idle listen boundary. A restarted
-frontend gets its chat history back (`resume`) and prefills it again.
+drops it. Harness results are spoken at an idle listen boundary, or in place
+of the holding phrase that followed their delegate span when they are back
+while it still plays (at a boundary, from what has been delivered by then).
+A restarted frontend gets its chat history back (`resume`) and prefills it again.
 """
 from __future__ import annotations
 
@@ -92,6 +94,12 @@ class DefaultFrontend(Frontend):
         self.history: list[tuple[str, str]] = []
         self.results: collections.deque[ResultToSay] = collections.deque()
         self.seen_results: set[str] = set()
+        # The last reply delegated, and what it said since is only the holding phrase: an answer back now
+        # replaces it (the user waits for the answer, not for the rest of "One moment, I'll look that up.").
+        # Held as the count of results delivered when the span went out: only later ones can answer it.
+        self.delivered = 0
+        self.holding_at: int | None = None
+        self.arrival: dict[str, int] = {}  # result id -> its place in the order of delivery
         # What speech over the reply means: the transcript rule alone until the barge-in judge is handed in.
         self.overlap_judge: OverlapJudge = by_words
         # The first token decides between speaking and a span: a small prior towards the span, like the
@@ -134,7 +142,11 @@ class DefaultFrontend(Frontend):
                     self._prefill_partial(text, out)
             elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
                 self._prefill_partial(self._transcribe(utt, out), out)
-        if self.reply is not None and not out.interrupt:
+        answer = self._answer_to_holding() if self.utt is None and not out.interrupt else None
+        if answer is not None:
+            self._stop_holding(chunk, out, playing)
+            self._speak_result(out, chunk.t_end_ns, answer)
+        elif self.reply is not None and not out.interrupt:
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
@@ -197,6 +209,7 @@ class DefaultFrontend(Frontend):
             # history must be prefilled again; doing it rarely keeps turns cheap.
             self.history = self.history[-2 * self.s.keep_turns - 1:]
         self.reply_turn_end_ns = utt.last_voice_ns
+        self.holding_at = None
         ruled = by_rule(protocol.strip_protocol(text), self.history) if self.s.rules else None
         if ruled is not None:
             self.reply = Reply(FixedStream(ruled))
@@ -254,6 +267,7 @@ class DefaultFrontend(Frontend):
         out.tokens = piece.tokens
         if piece.instruction:
             out.delegates.append(DelegateSpan(piece.instruction, self.reply_turn_end_ns, piece.closed_by))
+            self.holding_at = self.delivered
         if piece.text:
             out.control, out.text = "speak", piece.text
             self.spoken_words.extend(barge_in.words(piece.text))
@@ -303,8 +317,29 @@ class DefaultFrontend(Frontend):
         self.history.append(("assistant", text or protocol.LISTEN))
         self.warm = False
 
-    def _speak_result(self, out: ChunkOutput, now_ns: int) -> None:
-        result = self.results.popleft()
+    def _answer_to_holding(self) -> ResultToSay | None:
+        """The first result delivered after the holding phrase's delegate span went out, if one waits."""
+        if self.holding_at is None:
+            return None
+        return next((r for r in self.results if self.arrival.get(r.id, -1) >= self.holding_at), None)
+
+    def _stop_holding(self, chunk: Chunk, out: ChunkOutput, playing: bool) -> None:
+        """The answer is back: what is left of the holding phrase is skipped, and its playback stopped."""
+        if self.reply is not None:
+            self._remember_reply()
+            self.reply.close()
+            self.reply = None
+        if playing:
+            out.cut_playback = True
+            self.speak_until_ns = chunk.t_end_ns
+        out.info["holding_cut"] = playing
+
+    def _speak_result(self, out: ChunkOutput, now_ns: int, result: ResultToSay | None = None) -> None:
+        self.holding_at = None
+        if result is None:
+            result = self.results[0]
+        self.results.remove(result)
+        self.arrival.pop(result.id, None)
         text = protocol.strip_protocol(result.text)
         out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
         self.history.append(("assistant", text))
@@ -347,6 +382,8 @@ class DefaultFrontend(Frontend):
         if result.id not in self.seen_results:  # a repeated result id is ignored
             self.seen_results.add(result.id)
             self.results.append(result)
+            self.arrival[result.id] = self.delivered
+            self.delivered += 1
 
     def close(self) -> None:
         if self.reply is not None:
