@@ -56,14 +56,15 @@ class ReturnSide:
             self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns))
             return c
 
-    def on_speak(self, backend_id: str) -> None:
-        """The frontend started speaking a released reply (perhaps an earlier release of one offered again)."""
+    def on_speak(self, backend_id: str, epoch: int = 0) -> None:
+        """The frontend started speaking a released reply (perhaps an earlier release of one offered again),
+        in playback epoch `epoch`: an interrupt that opens that epoch came before it and did not cut it."""
         with self.lock:
             now = self.clock.now_ns()
             rel = self.inflight.get(backend_id)
             if rel is not None:
                 if not rel["started"]:
-                    rel["started"], rel["started_ns"] = True, now
+                    rel["started"], rel["started_ns"], rel["epoch"] = True, now, epoch
                 return
             work_id, sep, _ = backend_id.rpartition(":r")
             item = self.store.get(work_id) if sep else None
@@ -75,7 +76,7 @@ class ReturnSide:
             if item.state == S.COMPLETED:
                 self._move(work_id, S.DELIVERING, f"spoken as {backend_id}, an earlier release")
             self.inflight[backend_id] = {"work_id": work_id, "kind": "result", "released_ns": now, "started": True,
-                                         "started_ns": now}
+                                         "started_ns": now, "epoch": epoch}
 
     def expire_unspoken(self, now: int) -> None:
         """Released replies the frontend never started: offered again under a new id while fresh and tried
@@ -130,11 +131,13 @@ class ReturnSide:
             else:
                 self.duplicates += 1
 
-    def on_interrupt(self) -> None:
-        """The user barged in: a reply cut mid-speech goes back to completed (or fails once tried enough)."""
+    def on_interrupt(self, epoch: int | None = None) -> None:
+        """Playback was cut (the user barged in, or an answer took the holding phrase's place): a reply cut
+        mid-speech goes back to completed (or fails once tried enough). A reply started in the epoch the
+        interrupt opens (in real time its words can arrive before the interrupt does) is not cut by it."""
         with self.lock:
             for rid, rel in list(self.inflight.items()):
-                if not rel["started"]:
+                if not rel["started"] or (epoch is not None and rel.get("epoch", 0) >= epoch):
                     continue
                 del self.inflight[rid]
                 item = self.store.get(rel["work_id"])

@@ -82,7 +82,7 @@ class HarnessNode(Node):
             h.on_playback(msg.active, msg.t_ns or env.t_ns)
         elif isinstance(msg, m.SpeakText):
             if msg.backend_id:
-                h.on_speak(msg.backend_id)
+                h.on_speak(msg.backend_id, msg.epoch)
         elif isinstance(msg, m.Delivered):
             h.on_delivered(msg.work_id, msg.result_id)
         elif isinstance(msg, m.CancelWork):
@@ -93,7 +93,7 @@ class HarnessNode(Node):
 
     def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:
         if self.built is not None:
-            self.built.harness.on_interrupt()
+            self.built.harness.on_interrupt(msg.epoch)
 
     def tick(self) -> float | None:
         if self.built is None:

@@ -178,6 +178,19 @@ def test_interrupt_cut_reply_is_offered_again_with_a_new_id(tmp_path):
     assert h.store.get("w").state == S.FAILED and h.store.get("w").reason == "interrupted"
 
 
+def test_a_reply_started_in_the_epoch_an_interrupt_opens_is_not_cut_by_it(tmp_path):
+    # In real time the answer that replaces the holding phrase can reach the harness before the interrupt
+    # that stopped the phrase: it must not be offered again (the user would hear it twice).
+    h, clock, em = make_harness(tmp_path, [ScriptedCapability(duration_s=0.2)], max_releases=2)
+    h.accept("w", "x", 0, 0)
+    first = listen_boundaries(h, clock, 2)[0]
+    h.on_speak(first.release_id, epoch=1)
+    h.on_interrupt(epoch=1)
+    assert h.store.get("w").state == S.DELIVERING and listen_boundaries(h, clock, 2) == []
+    h.on_interrupt(epoch=2)  # a later interrupt cuts it as before
+    assert h.store.get("w").state == S.COMPLETED
+
+
 def test_progress_notices_rank_below_results(tmp_path):
     slow = ScriptedCapability("slow", duration_s=20)
     fast = ScriptedCapability("fast", duration_s=7.5, text="Done quickly.")
