@@ -8,22 +8,24 @@ the largest anywhere in the whole-turn audio.
 """
 from __future__ import annotations
 
-import contextlib
-import itertools
-from types import SimpleNamespace
+import time
+import uuid
 
 import numpy as np
 import pytest
 import soundfile as sf
+import zmq
 
 from edge import messages as m
 from edge.backends.llama import LlamaModel
 from edge.bundle.settings import VenusSettings
 from edge.clock import VirtualClock
+from edge.graph.node import NodeIO
+from edge.graph.reliable import Outbox
 from edge.nodes.speech import SpeechNode
 from edge.settings import SessionConfig, node_settings
 from edge.speech.venus.voice import VenusVoice
-from edge.wire.envelope import Envelope
+from edge.wire.envelope import Envelope, decode
 
 from venus_support import BASE
 
@@ -111,14 +113,18 @@ def test_the_next_turn_and_an_interrupt_start_afresh(voice):
 def test_the_speech_node_lets_out_a_turn_that_ends_without_words(exported_audio_bundle, tmp_path):
     """Chunks 1-2 speak, chunk 3 ends the turn with no words: the tail held for the next window still plays."""
     out = tmp_path / "out.wav"
-    published = []
-    ids = (f"id{i}" for i in itertools.count())
-    held: set[str] = set()  # acknowledgements the node holds until a speech request has played
-    io = SimpleNamespace(clock=VirtualClock(), epoch=0, new_id=lambda: next(ids),
-                         publish=lambda msg, payload=(), t_ns=None: published.append(msg),
-                         hold_ack=lambda msg_id, msg_type: held.add(msg_id), holds=lambda msg_id: msg_id in held,
-                         release_ack=held.discard, busy=lambda seconds: contextlib.nullcontext(),
-                         control=lambda msg: None)
+    # The node's real NodeIO over in-process sockets; what it publishes is read back from a subscriber.
+    ctx = zmq.Context.instance()
+    tag = uuid.uuid4().hex[:8]
+    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
+    ctl, supervisor = ctx.socket(zmq.DEALER), ctx.socket(zmq.ROUTER)
+    pub.bind(f"inproc://pub-{tag}")
+    sub.connect(f"inproc://pub-{tag}")
+    sub.setsockopt(zmq.SUBSCRIBE, b"")
+    supervisor.bind(f"inproc://ctl-{tag}")
+    ctl.connect(f"inproc://ctl-{tag}")
+    time.sleep(0.1)  # let the subscription reach the publisher
+    io = NodeIO("speech", pub, ctl, VirtualClock(), Outbox())
     cfg = SessionConfig(voice=f"bundle:{exported_audio_bundle}", speaker=str(out), realtime=False,
                         extra={"venus": GREEDY})
     node = SpeechNode(io, node_settings(cfg, ["speech"])["speech"], {})
@@ -147,5 +153,10 @@ def test_the_speech_node_lets_out_a_turn_that_ends_without_words(exported_audio_
     start = t * rate // 10**9
     np.testing.assert_allclose(audio[start:start + len(whole)], whole, atol=1e-4)  # 16-bit file
     assert not np.any(audio[start + len(whole):])
+    published = []
+    while sub.poll(100):
+        published.append(decode(sub.recv_multipart()).msg)
+    for sock in (pub, sub, ctl, supervisor):
+        sock.close(linger=0)
     acks = [p for p in published if isinstance(p, m.PlaybackAck)]
     assert sum(a.samples for a in acks) == len(whole) == len(codes) * 960
