@@ -45,6 +45,8 @@ def english_voices() -> list[str]:
 # Words of the domain for the `prompt` setting: generic household vocabulary, none of the set's names.
 DOMAIN_PROMPT = "Turn on the lights, set a timer, remind me at 7:30 a.m., thermostat, weather, shopping list."
 SETTINGS = "beamN (beam search of N), prompt (household words as previous text), ts (decode with timestamps)"
+# What a plain run compares: tiny.en as it judges speech over a reply (greedy) and the user's turns' default.
+DEFAULT_MODELS = "tiny.en,base:beam5"
 
 
 def recognizer(spec: str, threads: int) -> Transcriber:
@@ -103,8 +105,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--utterances", type=int, default=240, help="utterances in the set, held-out part included "
                                                                "(default 240)")
     p.add_argument("--seed", type=int, default=1, help="seed of the set (the held-out part uses another)")
-    p.add_argument("--models", default=",".join(MODELS),
-                   help=f"recognizers to compare, each model[:setting+...] (default {','.join(MODELS)}); "
+    p.add_argument("--models", default=DEFAULT_MODELS,
+                   help=f"recognizers to compare, each model[:setting+...] (default {DEFAULT_MODELS}); "
                         f"settings: {SETTINGS}")
     p.add_argument("--threads", type=int, default=1, help="recognizer threads (default 1)")
     p.add_argument("--out", type=Path, help="write every utterance's reference and transcripts here (JSON)")

@@ -72,6 +72,7 @@ class Utterance:
     audio: list[np.ndarray] = field(default_factory=list)
     voiced_frames: int = 0
     over_playback: bool = False  # started while the assistant was speaking
+    read: tuple[int, int, str] | None = None  # the newest transcript: (last voice then, its audio's end, text)
 
     def samples(self, end_ns: int | None = None) -> np.ndarray:
         a = np.concatenate(self.audio) if self.audio else np.zeros(0, np.float32)
@@ -245,11 +246,18 @@ class DefaultFrontend(Frontend):
         return line
 
     def _transcribe(self, utt: Utterance, out: ChunkOutput) -> str:
+        # A pass made while the turn went on (for the prefill) already read every word when no voice came
+        # since and it had the short tail a question is ended on: the endpoint then costs no recognition.
+        if utt.read is not None and utt.read[0] == utt.last_voice_ns and \
+                utt.read[1] >= utt.last_voice_ns + self.s.question_endpoint_ms * 1_000_000:
+            out.info["asr_reused"] = True
+            return utt.read[2]
         t0 = time.perf_counter()
         audio = utt.samples(utt.last_voice_ns + 150_000_000)
         text = self.asr.transcribe(audio)
         out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+        utt.read = (utt.last_voice_ns, utt.audio_start_ns + len(audio) * 1_000_000_000 // RATE, text)
         return text
 
     def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:
