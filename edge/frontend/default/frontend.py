@@ -56,8 +56,8 @@ class Settings:
     keep_turns: int = 2  # ... to this many
     llm_budget: float | None = 0.6  # share of a chunk the LLM may decode in one step (live); None: no limit
     first_budget: float = 1.5  # the same for the reply's first piece
-    # The user's turns are read by whisper base with beam 5: `venus-edge bench asr` measured WER 33.6 % against
-    # tiny.en's 46.6 % (names 29 % against 67 %) for about 2.2 times the recognition compute (README).
+    # The user's turns are read by whisper base with beam 5: `venus-edge bench asr` measured WER 30.6 % against
+    # tiny.en's 48.3 % (names 27 % against 58 %) for about 2.1 times the recognition compute (README).
     asr: str = "base"
     asr_beam: int = 5
     rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
