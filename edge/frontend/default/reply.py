@@ -49,6 +49,11 @@ class Reply:
         self.spoken_upto = 0  # characters of speech already handed out
         self.delegated = False
         self.token_upto = 0
+        self.held: ReplyPiece | None = None  # a piece decoded ahead (a draft), handed out by the next call
+
+    def hold(self, piece: ReplyPiece) -> None:
+        """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
+        self.held = piece
 
     @property
     def finished(self) -> bool:
@@ -71,6 +76,10 @@ class Reply:
         At most `max_tokens` more, and no longer than `budget_s`: a live chunk loop must not fall behind
         the microphone; what is unfinished continues at the next boundary.
         """
+        ahead, self.held = self.held, None
+        if ahead is not None and (ahead.text or ahead.instruction is not None or ahead.finished):
+            ahead.llm_s = 0.0  # spent when it was decoded
+            return ahead
         t0 = time.perf_counter()
         piece = ReplyPiece()
         first = self.spoken_upto == 0
@@ -95,7 +104,7 @@ class Reply:
             self.stream.next()
             budget -= 1
         piece.finished = piece.finished or self.finished
-        piece.tokens = self.stream.tokens[self.token_upto:]
+        piece.tokens = (ahead.tokens if ahead is not None else []) + self.stream.tokens[self.token_upto:]
         self.token_upto = len(self.stream.tokens)
         piece.llm_s = time.perf_counter() - t0
         return piece
