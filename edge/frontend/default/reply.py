@@ -15,6 +15,9 @@ from edge.frontend.default.llm import TokenStream
 
 _CLAUSE_END = re.compile(r"[,;:](?=\s)")
 MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts sooner
+# Said as soon as a reply opens a delegate span, instead of waiting for the span and the model's own words
+# after it: the user hears at once that the question was taken up; the span is handed out when it closes.
+HOLDING_PHRASE = "One moment, I'll look that up."
 
 
 @dataclass
@@ -50,10 +53,23 @@ class Reply:
         self.delegated = False
         self.token_upto = 0
         self.held: ReplyPiece | None = None  # a piece decoded ahead (a draft), handed out by the next call
+        self.holding = False  # the holding phrase was said for the span being written: nothing follows it
 
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
         self.held = piece
+
+    @property
+    def text(self) -> str:
+        """The reply as the conversation remembers it: the model's text, and the holding phrase said for it."""
+        text = self.stream.text.strip()
+        return f"{text} {HOLDING_PHRASE}".strip() if self.holding else text
+
+    @property
+    def said(self) -> str:
+        """The words handed out so far."""
+        speech = self._parse().speech[:self.spoken_upto].strip()
+        return f"{HOLDING_PHRASE} {speech}".strip() if self.holding else speech
 
     @property
     def finished(self) -> bool:
@@ -89,6 +105,12 @@ class Reply:
             if parsed.instruction is not None and not self.delegated:
                 self.delegated = True
                 piece.instruction, piece.closed_by = parsed.instruction, parsed.closed_by
+                if self.holding:  # the phrase was the reply's words: the model's own after the span are not
+                    self.stream.close()
+            if first and parsed.undecided and not self.holding and self.stream.text.startswith(protocol.OPEN):
+                self.holding = True
+                piece.text = HOLDING_PHRASE
+                break
             if parsed.listen:
                 piece.listen = piece.finished = True
                 break
