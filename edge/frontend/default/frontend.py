@@ -46,6 +46,8 @@ class Settings:
     endpoint_ms: int = 300  # silence after speech that ends the user's turn (checked at the boundary)
     question_endpoint_ms: int = 96  # ... or this much, when the words so far end in a question mark
     draft_ms: int = 32  # a pause this long at a boundary: the reply is drafted, in case the turn has ended
+    draft_budget: float = 0.9  # share of a chunk a drafting step may take in all (live); the step that ends the
+    # turn on the draft costs next to nothing, so it catches up
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_turn_s: int = 25  # whisper reads 30 s at most
@@ -280,8 +282,8 @@ class DefaultFrontend(Frontend):
         if self.s.llm_budget is not None:
             # Live, the draft takes what the step leaves of the LLM's share of the chunk: on a busy machine the
             # loop must not fall behind the microphone for a reply that may never be needed.
-            budget = self.s.llm_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
-            if budget < 0.1 * out.info["audio_ms"] / 1e3:
+            budget = self.s.draft_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
+            if budget < 0.15 * out.info["audio_ms"] / 1e3:
                 return False
         stream = self.llm.stream(self.llm.tokenize(protocol.chat_prompt(history)), protocol.GRAMMAR,
                                  self.s.max_reply_tokens, self.delegate_bias)
