@@ -7,7 +7,7 @@ import pytest
 from edge.frontend.base import Chunk, ResultToSay
 from edge.bench import spoken
 from edge.frontend.default.frontend import build
-from edge.frontend.default.reply import HOLDING_PHRASE
+from edge.frontend.default.reply import ACKNOWLEDGEMENT
 
 NS = 1_000_000_000
 
@@ -72,14 +72,13 @@ def test_an_answer_back_while_the_holding_phrase_plays_is_spoken_in_its_place(fr
     while not any(o.delegates for o in outs) and len(outs) < 8:
         outs += feed.run(np.zeros(16000, np.float32))
     delegating = next(o for o in outs if o.delegates)
-    # The holding phrase is said as soon as the span opens, no later than the span goes out, and alone.
-    holding = next(o for o in outs if o.text)
-    assert outs.index(holding) <= outs.index(delegating) and holding.text == HOLDING_PHRASE
-    assert [o.text for o in outs if o.text] == [HOLDING_PHRASE]
-    # The reply ends with its span (no words of the model's own after it); the conversation remembers both.
-    assert delegating.turn_end
-    role, said = frontend.history[-1]
-    assert role == "assistant" and said.startswith("<delegate>") and said.endswith(HOLDING_PHRASE)
+    # An acknowledgement is said as soon as the span opens, before the span (and the words after it) are whole.
+    first = next(o for o in outs if o.text)
+    assert first.text == ACKNOWLEDGEMENT and outs.index(first) <= outs.index(delegating)
+    assert first.info["llm_tokens"] < 8, "the span was decoded before the first word was said"
+    while not any(o.text for o in outs[outs.index(first) + 1:]) and len(outs) < 10:
+        outs += feed.run(np.zeros(16000, np.float32))
+    assert any(o.text for o in outs[outs.index(first) + 1:]), "the model's own holding phrase after its span"
     frontend.deliver(ResultToSay("w1", "It is sunny in Berlin today."))
     # The next boundary, while the holding phrase still plays: the answer takes its place, playback is cut.
     k = feed.k
@@ -89,6 +88,9 @@ def test_an_answer_back_while_the_holding_phrase_plays_is_spoken_in_its_place(fr
     assert out.control == "speak" and out.turn_end and "sunny in Berlin" in out.text
     later = feed.run(np.zeros(16000 * 4, np.float32))
     assert not any(o.text for o in later), "the rest of the holding phrase was still spoken after the answer"
+    # The conversation remembers the acknowledgement after the span, as it was said.
+    replied = [said for role, said in frontend.history if role == "assistant" and "<delegate>" in said][-1]
+    assert f"</delegate> {ACKNOWLEDGEMENT}" in replied
 
 
 def _ending_before(feed: Feed, text: str, boundary_s: float, silence_ms: tuple[int, int], total_s: float):

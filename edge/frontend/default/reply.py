@@ -15,9 +15,9 @@ from edge.frontend.default.llm import TokenStream
 
 _CLAUSE_END = re.compile(r"[,;:](?=\s)")
 MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts sooner
-# Said as soon as a reply opens a delegate span, instead of waiting for the span and the model's own words
-# after it: the user hears at once that the question was taken up; the span is handed out when it closes.
-HOLDING_PHRASE = "One moment, I'll look that up."
+# Said as soon as a reply opens a delegate span: the user hears at once that the question was taken up, while
+# the span and the model's own words after it are still being decoded (they follow as before).
+ACKNOWLEDGEMENT = "Okay."
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Reply:
         self.delegated = False
         self.token_upto = 0
         self.held: ReplyPiece | None = None  # a piece decoded ahead (a draft), handed out by the next call
-        self.holding = False  # the holding phrase was said for the span being written: nothing follows it
+        self.acknowledged = False  # the acknowledgement was said for the span being written
 
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
@@ -61,15 +61,21 @@ class Reply:
 
     @property
     def text(self) -> str:
-        """The reply as the conversation remembers it: the model's text, and the holding phrase said for it."""
+        """The reply as the conversation remembers it: the model's text, the acknowledgement after its span."""
         text = self.stream.text.strip()
-        return f"{text} {HOLDING_PHRASE}".strip() if self.holding else text
+        if not self.acknowledged:
+            return text
+        end = text.find(protocol.CLOSE)
+        if end < 0:  # the span never closed
+            return f"{text} {ACKNOWLEDGEMENT}"
+        end += len(protocol.CLOSE)
+        return f"{text[:end]} {ACKNOWLEDGEMENT} {text[end:].strip()}".strip()
 
     @property
     def said(self) -> str:
         """The words handed out so far."""
         speech = self._parse().speech[:self.spoken_upto].strip()
-        return f"{HOLDING_PHRASE} {speech}".strip() if self.holding else speech
+        return f"{ACKNOWLEDGEMENT} {speech}".strip() if self.acknowledged else speech
 
     @property
     def finished(self) -> bool:
@@ -105,11 +111,9 @@ class Reply:
             if parsed.instruction is not None and not self.delegated:
                 self.delegated = True
                 piece.instruction, piece.closed_by = parsed.instruction, parsed.closed_by
-                if self.holding:  # the phrase was the reply's words: the model's own after the span are not
-                    self.stream.close()
-            if first and parsed.undecided and not self.holding and self.stream.text.startswith(protocol.OPEN):
-                self.holding = True
-                piece.text = HOLDING_PHRASE
+            if first and parsed.undecided and not self.acknowledged and self.stream.text.startswith(protocol.OPEN):
+                self.acknowledged = True
+                piece.text = ACKNOWLEDGEMENT
                 break
             if parsed.listen:
                 piece.listen = piece.finished = True
