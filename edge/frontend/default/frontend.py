@@ -399,7 +399,7 @@ class DefaultFrontend(Frontend):
 
     def _remember_reply(self) -> None:
         assert self.reply is not None
-        text = self.reply.text
+        text = self.reply.stream.text.strip()
         self.history.append(("assistant", text or protocol.LISTEN))
         self.warm = False
 
@@ -441,7 +441,8 @@ class DefaultFrontend(Frontend):
         """
         said = ""
         if self.reply is not None:  # the words handed out so far; the rest of the reply is not taken up again
-            said = self.reply.said
+            r = self.reply
+            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.spoken_upto].strip()
         return {"history": [list(turn) for turn in self.history], "said": said,
                 "results": [[r.id, r.text] for r in self.results], "seen_results": sorted(self.seen_results),
                 "spoken_words": list(self.spoken_words)}

@@ -53,29 +53,13 @@ class Reply:
         self.delegated = False
         self.token_upto = 0
         self.held: ReplyPiece | None = None  # a piece decoded ahead (a draft), handed out by the next call
-        self.acknowledged = False  # the acknowledgement was said for the span being written
+        # The acknowledgement was said for the span being written. The conversation keeps the model's own text
+        # only: with the acknowledgement in it, the model learns to write it after its spans too ("Okay. Okay.").
+        self.acknowledged = False
 
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
         self.held = piece
-
-    @property
-    def text(self) -> str:
-        """The reply as the conversation remembers it: the model's text, the acknowledgement after its span."""
-        text = self.stream.text.strip()
-        if not self.acknowledged:
-            return text
-        end = text.find(protocol.CLOSE)
-        if end < 0:  # the span never closed
-            return f"{text} {ACKNOWLEDGEMENT}"
-        end += len(protocol.CLOSE)
-        return f"{text[:end]} {ACKNOWLEDGEMENT} {text[end:].strip()}".strip()
-
-    @property
-    def said(self) -> str:
-        """The words handed out so far."""
-        speech = self._parse().speech[:self.spoken_upto].strip()
-        return f"{ACKNOWLEDGEMENT} {speech}".strip() if self.acknowledged else speech
 
     @property
     def finished(self) -> bool:
