@@ -280,7 +280,7 @@ class DefaultFrontend(Frontend):
         t0 = time.perf_counter()
         budget = None
         if self.s.llm_budget is not None:
-            # Live, the draft takes what the step leaves of the LLM's share of the chunk: on a busy machine the
+            # Live, the draft takes what the step leaves of its share of the chunk: on a busy machine the
             # loop must not fall behind the microphone for a reply that may never be needed.
             budget = self.s.draft_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
             if budget < 0.15 * out.info["audio_ms"] / 1e3:
