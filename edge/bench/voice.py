@@ -59,6 +59,22 @@ class Turn:
     cpu_ms: float = 0.0  # frontend CPU from that step up to the step that sent the first words
     first_text: str = ""
     tts_cpu_ms: float = 0.0  # CPU to synthesize the first piece
+    step_start_ns: int = 0  # when the deciding step began (its decision's stamp less its compute)
+    asr_ms: float = 0.0  # that step's final transcript
+    prefill_ms: float = 0.0  # ... and its prompt prefill
+    speak_ns: int = 0  # when the first words went to the voice
+
+    def stages(self) -> dict[str, float] | None:
+        """The turn's latency cut into what happened one after the other, in ms (None: not answered)."""
+        if self.first_audio_ns is None or not self.speak_ns or not self.step_start_ns:
+            return None
+        step_ms = (self.step_start_ns - self.audio_boundary_ns) / 1e6
+        return {"boundary": (self.audio_boundary_ns - self.end_ns) / 1e6,  # speech end -> the deciding chunk's end
+                "step": step_ms,  # that chunk reaches the frontend's step
+                "asr": self.asr_ms, "prefill": self.prefill_ms,
+                # the first words decoded (and any boundary more they waited for)
+                "words": (self.speak_ns - self.step_start_ns) / 1e6 - self.asr_ms - self.prefill_ms,
+                "voice": (self.first_audio_ns - self.speak_ns) / 1e6}  # synthesized and playing
 
     @property
     def idle_estimate_ms(self) -> float | None:
@@ -123,6 +139,9 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                 else:
                     current.heard, current.compute_ms = msg.user_text, msg.compute_ns / 1e6
                     current.boundary_ns = rec.env.t_ns
+                    current.step_start_ns = rec.env.t_ns - msg.compute_ns
+                    current.asr_ms = float(msg.info.get("asr_ms", 0.0))
+                    current.prefill_ms = float(msg.info.get("prefill_ms", 0.0))
                     current.audio_boundary_ns = chunk_end.get(msg.index, 0)
                     speaking = current
             if speaking is not None:
@@ -136,6 +155,7 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                 speaks[msg.id] = current
                 if current.first_audio_ns is None:
                     waiting = current
+                current.speak_ns = current.speak_ns or rec.env.t_ns
         elif isinstance(msg, m.PlaybackState):
             # A piece cut short by an interruption is never acknowledged; playback starting still counts.
             if msg.active and waiting is not None and waiting.first_audio_ns is None:
@@ -247,6 +267,10 @@ def main(argv: list[str]) -> int:
     if not lat:
         print("voice-to-voice p50 nan ms p90 nan ms")
         return 1
+    staged = [st for st in (t.stages() for t in turns) if st is not None]
+    if staged and not bundle:
+        print("stages p50 (ms): " + ", ".join(f"{k} {pct([st[k] for st in staged], 50):.0f}" for k in staged[0]) +
+              " (speech end -> chunk boundary -> step -> final transcript -> prefill -> first words -> playing)")
     idle = [t.idle_estimate_ms for t in turns if t.idle_estimate_ms is not None]
     if idle and not bundle:  # the estimate needs the CPU times only the embedded default reports
         print(f"on an idle machine (estimate: the wait for the chunk boundary plus CPU time on the critical path): "

@@ -7,6 +7,7 @@ import pytest
 from edge.frontend.base import Chunk, ResultToSay
 from edge.bench import spoken
 from edge.frontend.default.frontend import build
+from edge.frontend.default.reply import ACKNOWLEDGEMENT
 
 NS = 1_000_000_000
 
@@ -71,7 +72,13 @@ def test_an_answer_back_while_the_holding_phrase_plays_is_spoken_in_its_place(fr
     while not any(o.delegates for o in outs) and len(outs) < 8:
         outs += feed.run(np.zeros(16000, np.float32))
     delegating = next(o for o in outs if o.delegates)
-    assert delegating.text, "the model's holding phrase after its span"
+    # An acknowledgement is said as soon as the span opens, before the span (and the words after it) are whole.
+    first = next(o for o in outs if o.text)
+    assert first.text == ACKNOWLEDGEMENT and outs.index(first) <= outs.index(delegating)
+    assert first.info["llm_tokens"] < 8, "the span was decoded before the first word was said"
+    while not any(o.text for o in outs[outs.index(first) + 1:]) and len(outs) < 10:
+        outs += feed.run(np.zeros(16000, np.float32))
+    assert any(o.text for o in outs[outs.index(first) + 1:]), "the model's own holding phrase after its span"
     frontend.deliver(ResultToSay("w1", "It is sunny in Berlin today."))
     # The next boundary, while the holding phrase still plays: the answer takes its place, playback is cut.
     k = feed.k
@@ -81,3 +88,81 @@ def test_an_answer_back_while_the_holding_phrase_plays_is_spoken_in_its_place(fr
     assert out.control == "speak" and out.turn_end and "sunny in Berlin" in out.text
     later = feed.run(np.zeros(16000 * 4, np.float32))
     assert not any(o.text for o in later), "the rest of the holding phrase was still spoken after the answer"
+    # The conversation keeps the model's own text, span first: the acknowledgement is not put in its mouth
+    # (it would learn to write "Okay." after its spans and say it twice).
+    replied = [said for role, said in frontend.history if role == "assistant" and "<delegate>" in said][-1]
+    assert replied.startswith("<delegate>") and f"</delegate> {ACKNOWLEDGEMENT}" not in replied
+
+
+def _ending_before(feed: Feed, text: str, boundary_s: float, silence_ms: tuple[int, int], total_s: float):
+    """`text` placed so that the frontend's own VAD (a copy, from where it is now) hears its last voice a short
+    pause (in `silence_ms`) before `boundary_s` of the next chunks."""
+    import copy
+
+    from edge.detect.vad import FRAME_NS
+
+    fe = feed.fe
+    for start in np.arange(0.05, total_s, 0.008):
+        try:
+            audio, _ = spoken.timeline([(start, text)], total_s)
+        except ValueError:  # it no longer fits
+            break
+        vad = copy.copy(fe.vad)
+        vad._state, vad._context, vad._pending = fe.vad._state.copy(), fe.vad._context.copy(), fe.vad._pending.copy()
+        last_voice = last = None
+        for c in range(int(boundary_s)):
+            frames = vad.feed(audio[c * 16000:(c + 1) * 16000], (feed.k + c) * NS)
+            voiced = [f for f in frames if f.prob >= fe.s.threshold]
+            last_voice = voiced[-1].t_start_ns + FRAME_NS if voiced else last_voice
+            last = frames[-1].t_start_ns + FRAME_NS
+        if last_voice is not None and silence_ms[0] <= (last - last_voice) / 1e6 < silence_ms[1]:
+            return audio
+    raise AssertionError(f"no placement of {text!r} pauses {silence_ms} ms before {boundary_s} s")
+
+
+def test_a_question_whose_end_just_missed_a_boundary_is_answered_at_the_next_with_its_reply_ready(frontend):
+    """The pause at a boundary was too short to end the turn: the reply is drafted there, so the next boundary
+    (which ends the turn on the same words) speaks at once, with no prefill or decoding of its own."""
+    feed = Feed(frontend)
+    feed.k = 300
+    feed.run(np.zeros(16000 * 8, np.float32))  # any earlier reply and its playback are over
+    # The words end 40-90 ms before the boundary: less than the 96 ms that ends a question.
+    outs = feed.run(_ending_before(feed, "What language is spoken in Spain?", 3.0, (40, 90), 3.0))
+    drafted_at = outs[-1]
+    assert "draft_ms" in drafted_at.info and not drafted_at.text and not drafted_at.user_text
+    nxt = feed.run(np.zeros(16000, np.float32))[0]
+    assert nxt.user_text and "spain" in nxt.user_text.lower()
+    assert nxt.info.get("drafted") and "prefill_ms" not in nxt.info
+    assert nxt.info["llm_ms"] == 0.0  # its compute was spent a chunk earlier
+    assert nxt.control == "speak" and nxt.text, "the first words were not ready at the boundary"
+    later = feed.run(np.zeros(16000 * 6, np.float32))
+    said = " ".join([nxt.text] + [o.text for o in later if o.text])
+    assert "spanish" in said.lower(), said
+
+
+def test_a_statement_drafted_in_its_pause_is_not_transcribed_again(frontend):
+    """A pause of 150 ms or more is heard whole at the boundary: the turn's end reuses that transcript too."""
+    feed = Feed(frontend)
+    feed.k = 350
+    feed.run(np.zeros(16000 * 20, np.float32))
+    outs = feed.run(_ending_before(feed, "Tell me a joke about cats.", 3.0, (160, 270), 3.0))
+    assert "draft_ms" in outs[-1].info and "asr_ms" in outs[-1].info
+    nxt = feed.run(np.zeros(16000, np.float32))[0]
+    assert nxt.user_text and nxt.info.get("drafted") and nxt.info.get("asr_reused") and "asr_ms" not in nxt.info
+    assert nxt.text or nxt.delegates
+
+
+def test_a_draft_is_dropped_when_the_user_goes_on_after_the_pause(frontend):
+    feed = Feed(frontend)
+    feed.k = 400
+    feed.run(np.zeros(16000 * 20, np.float32))  # the joke before and its playback are over
+    # Not a question yet ("?" would end the turn at 96 ms): the pause is drafted, not answered.
+    first = _ending_before(feed, "Please tell me", 2.0, (60, 180), 4.0)
+    rest, _ = spoken.timeline([(2.25, "the capital of France.")], 4.0)
+    outs = feed.run(first + rest)
+    drafted = [i for i, o in enumerate(outs) if "draft_ms" in o.info]
+    assert drafted, [(o.user_text, o.text, o.info) for o in outs]
+    assert outs[drafted[0] + 1].info.get("draft_dropped"), "the draft outlived the words after it"
+    heard = [o.user_text for o in outs if o.user_text]
+    # The turn is the whole question, not its first half ("What is the capital, unfriends?" was heard).
+    assert heard and len(heard[0].split()) >= 5, heard

@@ -51,3 +51,17 @@ def test_one_seed_says_a_sentence_the_same_way_every_run():
     assert runs[0] == runs[1]
     other = [p.tobytes() for p in PiperVoice(seed=4).synthesize(text + " " + text)]
     assert other != runs[0]  # the noise is really drawn: another seed says it differently
+
+
+def test_an_acknowledgement_said_again_plays_from_memory_without_synthesis(voice):
+    from edge.frontend.default.reply import ACKNOWLEDGEMENT
+
+    first = np.concatenate(list(voice.synthesize(ACKNOWLEDGEMENT)))
+    session, voice.session = voice.session, None  # synthesizing now would fail
+    try:
+        again = np.concatenate(list(voice.synthesize(ACKNOWLEDGEMENT)))
+        with pytest.raises(AttributeError):
+            list(voice.synthesize("A sentence never said before."))
+    finally:
+        voice.session = session
+    assert np.array_equal(first, again)

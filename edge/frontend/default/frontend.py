@@ -45,6 +45,9 @@ class Settings:
     threads: int = 1
     endpoint_ms: int = 300  # silence after speech that ends the user's turn (checked at the boundary)
     question_endpoint_ms: int = 96  # ... or this much, when the words so far end in a question mark
+    draft_ms: int = 32  # a pause this long at a boundary: the reply is drafted, in case the turn has ended
+    draft_budget: float = 0.9  # share of a chunk a drafting step may take in all (live); the step that ends the
+    # turn on the draft costs next to nothing, so it catches up
     threshold: float = 0.5  # VAD speech probability
     preroll_ms: int = 200  # audio kept before the first voiced frame
     max_turn_s: int = 25  # whisper reads 30 s at most
@@ -81,6 +84,18 @@ class Utterance:
         return a
 
 
+@dataclass
+class Draft:
+    """A reply started at a boundary where the user had paused, before the pause was long enough to end the
+    turn: if the next boundary ends the turn on the same words, its first piece is ready at once."""
+
+    last_voice_ns: int  # the utterance's last voiced frame then: any later voice makes the draft stale
+    text: str  # the transcript it answers
+    base: list[tuple[str, str]]  # the frontend's history when it was drafted
+    history: list[tuple[str, str]]  # ... with that turn in it (not yet the frontend's own)
+    reply: Reply
+
+
 class DefaultFrontend(Frontend):
     name = "default"
 
@@ -108,13 +123,15 @@ class DefaultFrontend(Frontend):
         self.delegate_bias = {self.llm.tokenize(protocol.OPEN)[0]: settings.delegate_bias}
         self.warm = False  # the KV cache already holds the prompt up to the next user turn
         self.scene: tuple[int, str] | None = None  # the vision node's newest description: (frame time, text)
+        self.draft: Draft | None = None  # holds the LLM's cache: dropped before anything else uses the model
+        self.step_t0 = 0.0  # when the current step began
         self._warm_up()
 
     # --- the chunk loop --------------------------------------------------------------------
     def step(self, chunk: Chunk) -> ChunkOutput:
         out = ChunkOutput(control="listen")
         cpu0 = time.process_time()  # CPU spent, apart from the wall time a busy machine adds
-        t0 = time.perf_counter()
+        t0 = self.step_t0 = time.perf_counter()
         frames = self.vad.feed(chunk.audio, chunk.t_start_ns)
         out.info["vad_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         out.info["audio_ms"] = (chunk.t_end_ns - chunk.t_start_ns) / 1e6
@@ -122,6 +139,8 @@ class DefaultFrontend(Frontend):
         self._track(chunk, frames, playing)
         last_ns = frames[-1].t_start_ns + FRAME_NS if frames else chunk.t_end_ns
         utt = self.utt
+        if self.draft is not None and (utt is None or utt.last_voice_ns != self.draft.last_voice_ns):
+            self._drop_draft(out)  # the user went on talking: the words it answers are not the turn's
         if utt is not None:
             silence_ns = last_ns - utt.last_voice_ns
             # A turn also ends when it runs too long (noise the VAD takes for speech must not hold the floor).
@@ -139,7 +158,12 @@ class DefaultFrontend(Frontend):
                 if text.rstrip().endswith("?"):
                     self.utt = None
                     self._answer(chunk, utt, out, text)
-                else:
+                elif not self._draft(utt, text, out):
+                    self._prefill_partial(text, out)
+            elif not utt.over_playback and silence_ns >= self.s.draft_ms * 1_000_000:
+                # A pause too short to end the turn yet: if the next boundary ends it, the reply is ready then.
+                text = self._transcribe(utt, out)
+                if not self._draft(utt, text, out):
                     self._prefill_partial(text, out)
             elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
                 self._prefill_partial(self._transcribe(utt, out), out)
@@ -198,19 +222,23 @@ class DefaultFrontend(Frontend):
             text = self._transcribe(utt, out)
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
+        draft, self.draft = self.draft, None
+        if draft is not None and (draft.text != text or draft.base != self.history or self.reply is not None):
+            draft.reply.close()  # drafted on other words, or the conversation moved on since
+            draft = None
         heard = barge_in.words(text)
         if not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
             return  # nothing said, only "stop, wait", or only "mm-hm": keep listening
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
             self.reply.close()
-        self.history.append(("user", self._camera_line() + protocol.strip_protocol(text)))
-        if len(self.history) > 2 * self.s.history_turns:
-            # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
-            # history must be prefilled again; doing it rarely keeps turns cheap.
-            self.history = self.history[-2 * self.s.keep_turns - 1:]
         self.reply_turn_end_ns = utt.last_voice_ns
         self.holding_at = None
+        if draft is not None:  # drafted at the last boundary on these very words: its first piece is ready
+            self.history, self.reply = draft.history, draft.reply
+            out.info["drafted"] = True
+            return
+        self.history = self._with_user(text)
         ruled = by_rule(protocol.strip_protocol(text), self.history) if self.s.rules else None
         if ruled is not None:
             self.reply = Reply(FixedStream(ruled))
@@ -221,6 +249,58 @@ class DefaultFrontend(Frontend):
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)
+
+    def _with_user(self, text: str) -> list[tuple[str, str]]:
+        """The history with the user's new turn added (and trimmed when it has grown long)."""
+        history = [*self.history, ("user", self._camera_line() + protocol.strip_protocol(text))]
+        if len(history) > 2 * self.s.history_turns:
+            # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
+            # history must be prefilled again; doing it rarely keeps turns cheap.
+            history = history[-2 * self.s.keep_turns - 1:]
+        return history
+
+    def _draft(self, utt: Utterance, text: str, out: ChunkOutput) -> bool:
+        """The user paused: start the reply to `text` now (prefill, first piece) and keep it as a draft.
+
+        Only where the turn would be answered by the model: not under a reply still being decoded (it owns
+        the cache), not for fillers or "stop", not for a question a rule answers (that costs nothing).
+        """
+        d = self.draft
+        if d is not None and d.text == text and d.last_voice_ns == utt.last_voice_ns:
+            return True  # drafted at an earlier boundary of the same pause
+        if d is not None:
+            self._drop_draft(out)
+        heard = barge_in.words(text)
+        if self.reply is not None or not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
+            return False
+        history = self._with_user(text)
+        if self.s.rules and by_rule(protocol.strip_protocol(text), history) is not None:
+            return False
+        t0 = time.perf_counter()
+        budget = None
+        if self.s.llm_budget is not None:
+            # Live, the draft takes what the step leaves of its share of the chunk: on a busy machine the
+            # loop must not fall behind the microphone for a reply that may never be needed.
+            budget = self.s.draft_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
+            if budget < 0.15 * out.info["audio_ms"] / 1e3:
+                return False
+        stream = self.llm.stream(self.llm.tokenize(protocol.chat_prompt(history)), protocol.GRAMMAR,
+                                 self.s.max_reply_tokens, self.delegate_bias)
+        reply = Reply(stream)
+        if budget is not None:
+            budget -= stream.prefill_s
+        reply.hold(reply.next_piece(self.s.first_tokens, budget))
+        self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply)
+        self.warm = False
+        out.info["draft_ms"] = out.info["llm_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+        out.info["draft_tokens"] = stream.prefilled + len(stream.tokens)
+        return True
+
+    def _drop_draft(self, out: ChunkOutput) -> None:
+        assert self.draft is not None
+        self.draft.reply.close()
+        self.draft = None
+        out.info["draft_dropped"] = True
 
     def see(self, t_ns: int, description: str) -> None:
         self.scene = (t_ns, description)
@@ -252,8 +332,8 @@ class DefaultFrontend(Frontend):
                 utt.read[1] >= utt.last_voice_ns + self.s.question_endpoint_ms * 1_000_000:
             out.info["asr_reused"] = True
             return utt.read[2]
-        t0 = time.perf_counter()
         audio = utt.samples(utt.last_voice_ns + 150_000_000)
+        t0 = time.perf_counter()
         text = self.asr.transcribe(audio)
         out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
@@ -396,6 +476,8 @@ class DefaultFrontend(Frontend):
     def close(self) -> None:
         if self.reply is not None:
             self.reply.close()
+        if self.draft is not None:
+            self.draft.reply.close()
         self.llm.close()
 
 

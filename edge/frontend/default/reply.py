@@ -15,6 +15,9 @@ from edge.frontend.default.llm import TokenStream
 
 _CLAUSE_END = re.compile(r"[,;:](?=\s)")
 MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts sooner
+# Said as soon as a reply opens a delegate span: the user hears at once that the question was taken up, while
+# the span and the model's own words after it are still being decoded (they follow as before).
+ACKNOWLEDGEMENT = "Okay."
 
 
 @dataclass
@@ -49,6 +52,14 @@ class Reply:
         self.spoken_upto = 0  # characters of speech already handed out
         self.delegated = False
         self.token_upto = 0
+        self.held: ReplyPiece | None = None  # a piece decoded ahead (a draft), handed out by the next call
+        # The acknowledgement was said for the span being written. The conversation keeps the model's own text
+        # only: with the acknowledgement in it, the model learns to write it after its spans too ("Okay. Okay.").
+        self.acknowledged = False
+
+    def hold(self, piece: ReplyPiece) -> None:
+        """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
+        self.held = piece
 
     @property
     def finished(self) -> bool:
@@ -71,6 +82,10 @@ class Reply:
         At most `max_tokens` more, and no longer than `budget_s`: a live chunk loop must not fall behind
         the microphone; what is unfinished continues at the next boundary.
         """
+        ahead, self.held = self.held, None
+        if ahead is not None and (ahead.text or ahead.instruction is not None or ahead.finished):
+            ahead.llm_s = 0.0  # spent when it was decoded
+            return ahead
         t0 = time.perf_counter()
         piece = ReplyPiece()
         first = self.spoken_upto == 0
@@ -80,6 +95,10 @@ class Reply:
             if parsed.instruction is not None and not self.delegated:
                 self.delegated = True
                 piece.instruction, piece.closed_by = parsed.instruction, parsed.closed_by
+            if first and parsed.undecided and not self.acknowledged and self.stream.text.startswith(protocol.OPEN):
+                self.acknowledged = True
+                piece.text = ACKNOWLEDGEMENT
+                break
             if parsed.listen:
                 piece.listen = piece.finished = True
                 break
@@ -95,7 +114,7 @@ class Reply:
             self.stream.next()
             budget -= 1
         piece.finished = piece.finished or self.finished
-        piece.tokens = self.stream.tokens[self.token_upto:]
+        piece.tokens = (ahead.tokens if ahead is not None else []) + self.stream.tokens[self.token_upto:]
         self.token_upto = len(self.stream.tokens)
         piece.llm_s = time.perf_counter() - t0
         return piece

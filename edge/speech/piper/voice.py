@@ -20,6 +20,8 @@ from edge.backends.onnx_cpu import cpu_session
 from edge.sentences import SPEECH_PIECE, split_sentences
 
 _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
+SAID_KEPT = 32  # short sentences whose audio is kept: a repeated one (a holding phrase) plays without synthesis
+SAID_CHARS = 48
 
 
 class PiperVoice:
@@ -37,8 +39,21 @@ class PiperVoice:
         # the same sentences the same way every run (virtual-clock sessions must be replayable).
         ort.set_seed(seed)
         self.session = cpu_session(PIPER_JOE.locate(), threads)
+        self.said: dict[str, np.ndarray] = {}  # short sentences' audio, oldest first
 
     def sentence_audio(self, sentence: str) -> np.ndarray:
+        """One sentence's audio; a sentence said before (a holding phrase) comes from memory, at once."""
+        if len(sentence) > SAID_CHARS:
+            return self._synthesize(sentence)
+        audio = self.said.pop(sentence, None)
+        if audio is None:
+            audio = self._synthesize(sentence)
+        self.said[sentence] = audio  # the newest last: the oldest goes first when full
+        if len(self.said) > SAID_KEPT:
+            self.said.pop(next(iter(self.said)))
+        return audio.copy()
+
+    def _synthesize(self, sentence: str) -> np.ndarray:
         ids = phoneme_ids(self.phonemizer.phonemes(sentence), self.id_map)
         if len(ids) <= 3:  # only BOS/pad/EOS: nothing to say
             return np.zeros(0, np.float32)
