@@ -26,7 +26,7 @@ from edge import messages as m
 from edge.capture.room import RoomSettings
 from edge.bench.duplex_score import (ASSISTANT_GAP_S, USER_GAP_S, CaseScore, Segment, event_segment, score_case,
                                segments, summarize)
-from edge.bench.duplex_suite import CATEGORIES, VOICES, Case, build_suite
+from edge.bench.duplex_suite import CATEGORIES, MAX_VOICES, VOICES, Case, build_suite
 from edge.graph.supervisor import SupervisorSettings
 from edge.detect.asr import MODELS as ASR_MODELS
 from edge.session import SessionConfig, run_session
@@ -106,8 +106,10 @@ def table(title: str, scores: list[CaseScore]) -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge bench duplex", description=__doc__.split("\n\n")[0])
-    p.add_argument("--voices", type=int, default=len(VOICES), help=f"voices in the suite, 1-{len(VOICES)} "
-                                                                   f"(default {len(VOICES)}; 4 cases each)")
+    p.add_argument("--voices", type=int, default=MAX_VOICES,
+                   help=f"voices in the suite, 1-{MAX_VOICES} (default {MAX_VOICES}: {len(VOICES)} with 4 cases each, "
+                        f"then {MAX_VOICES - len(VOICES)} with a second person and a television in the room, 3 each)")
+    p.add_argument("--skip-voices", type=int, default=0, help="leave out the first N voices (default 0)")
     p.add_argument("--chunk-ms", type=int, default=1000, help="chunk length (default 1000)")
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")
     p.add_argument("--categories", default=",".join(CATEGORIES), help="which overlap events to run")
@@ -134,7 +136,7 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-edge-duplex-"))
     try:
-        cases = [c for c in build_suite(out / "suite", args.voices) if c.category in cats]
+        cases = [c for c in build_suite(out / "suite", args.voices, skip=args.skip_voices) if c.category in cats]
     except (ValueError, RuntimeError) as exc:
         print(f"venus-edge bench duplex: {exc}", file=sys.stderr)
         return 2
