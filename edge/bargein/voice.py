@@ -27,7 +27,7 @@ log = logging.getLogger("edge.bargein")
 
 # Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled
 # echo): see the README's full-duplex section for the distributions at each length.
-THRESHOLD = 0.58
+THRESHOLD = 0.59
 MIN_VOICE_MS = 500.0  # shorter speech is not weighed: its embedding scatters too widely
 MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voice
 MAX_ENROL_S = 8.0  # the end of a longer turn is enough

@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -114,6 +115,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")
     p.add_argument("--categories", default=",".join(CATEGORIES), help="which overlap events to run")
     p.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="sessions run at once (default 1; results are the same)")
     p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
@@ -142,14 +144,21 @@ def main(argv: list[str]) -> int:
         return 2
     results: dict[str, list[CaseScore]] = {c: [] for c in conditions}
     facts = []
-    for cond in conditions:
-        for case in cases:
-            score, f = run_case(case, cond, out, args.chunk_ms, args.threads, args.asr, args.bundle)
-            results[cond].append(score)
-            facts.append(f)
-            print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
-                  f"responded={score.responded!s:<6}stop={score.stop_latency_s} self={score.self_interruptions} "
-                  f"decisions={f['decisions']} wall={f['wall_s']}s", flush=True)
+    runs = [(case, cond) for cond in conditions for case in cases]
+    # Sessions run on the virtual clock, so running several at once changes their wall time only.
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    jobs = [pool.submit(run_case, case, cond, out, args.chunk_ms, args.threads, args.asr, args.bundle)
+            for case, cond in runs] if pool else []
+    for i, (case, cond) in enumerate(runs):
+        score, f = jobs[i].result() if pool else run_case(case, cond, out, args.chunk_ms, args.threads, args.asr,
+                                                          args.bundle)
+        results[cond].append(score)
+        facts.append(f)
+        print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
+              f"responded={score.responded!s:<6}stop={score.stop_latency_s} self={score.self_interruptions} "
+              f"decisions={f['decisions']} wall={f['wall_s']}s", flush=True)
+    if pool is not None:
+        pool.shutdown()
     (out / "results.json").write_text(json.dumps(facts, indent=1, default=str))
     who = f"bundle {args.bundle.name}" if args.bundle else f"asr {args.asr}"
     for cond in conditions:
