@@ -25,9 +25,11 @@ from edge.detect import speaker
 
 log = logging.getLogger("edge.bargein")
 
-# Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled
-# echo): see the README's full-duplex section for the distributions at each length.
-THRESHOLD = 0.59
+# Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled echo,
+# README "Full-duplex behaviour"): the highest threshold under which no clip of 0.5 s or more in the user's
+# own voice fell. Mistaking the user for someone else would ignore an interruption, while another voice
+# taken for the user's is left to the words and the level, as without the cue; so it errs that way.
+THRESHOLD = 0.57
 MIN_VOICE_MS = 500.0  # shorter speech is not weighed: its embedding scatters too widely
 MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voice
 MAX_ENROL_S = 8.0  # the end of a longer turn is enough
