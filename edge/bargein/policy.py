@@ -155,7 +155,7 @@ class BargeInPolicy:
                                      "echo": "the reply's own words", "backchannel": "a backchannel"}[base.decision])
         name = addressed_elsewhere(o.text)
         if self.voice is not None and o.voiced_ms >= self.voice.min_voice_ms:
-            sim, thr = self.voice.similarity(o.audio), self.voice.threshold
+            sim, thr = self.voice.similarity(o.audio), self.voice.threshold_for(o.voiced_ms)
             if sim is not None and sim < thr:
                 who = f"a voice other than the user's (similarity {sim:.2f}, under {thr:.2f})"
                 return d("other", f"{who}, addressed to {name}") if name is not None else d("background", who)

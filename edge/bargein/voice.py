@@ -26,18 +26,23 @@ from edge.detect import speaker
 log = logging.getLogger("edge.bargein")
 
 # Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled echo,
-# README "Full-duplex behaviour"): the highest threshold under which no clip of 0.5 s or more in the user's
-# own voice fell. Mistaking the user for someone else would ignore an interruption, while another voice
-# taken for the user's is left to the words and the level, as without the cue; so it errs that way.
+# README "Full-duplex behaviour"): from 0.8 s of speech on, the highest threshold under which no clip in the
+# user's own voice fell. Mistaking the user for someone else would ignore an interruption, while another voice
+# taken for the user's is left to the words and the level, as without the cue; so it errs that way. Shorter
+# speech scatters more (the same voice fell to 0.54 at 0.3 s, and a fast voice's "No." over the reply scored
+# 0.567 at 0.54 s in `bench duplex`), so under 0.8 s only a clearly different voice counts.
 THRESHOLD = 0.57
-MIN_VOICE_MS = 500.0  # shorter speech is not weighed: its embedding scatters too widely
+SHORT_THRESHOLD = 0.50
+SHORT_MS = 800.0
+MIN_VOICE_MS = 500.0  # shorter speech is not weighed at all
 MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voice
 MAX_ENROL_S = 8.0  # the end of a longer turn is enough
 
 
 class VoiceCue:
-    def __init__(self, threshold: float = THRESHOLD, min_voice_ms: float = MIN_VOICE_MS, turns: int = 8) -> None:
-        self.threshold, self.min_voice_ms = threshold, min_voice_ms
+    def __init__(self, threshold: float = THRESHOLD, min_voice_ms: float = MIN_VOICE_MS, turns: int = 8,
+                 short_threshold: float = SHORT_THRESHOLD) -> None:
+        self.threshold, self.min_voice_ms, self.short_threshold = threshold, min_voice_ms, short_threshold
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="voice-cue")
         self._encoder: speaker.VoiceEncoder | None = None
         self._turns: collections.deque[Future[np.ndarray | None]] = collections.deque(maxlen=turns)
@@ -63,6 +68,10 @@ class VoiceCue:
         """One of the user's answered turns (spoken while nothing played): it joins the profile."""
         if self.failed is None and len(audio) >= MIN_ENROL_MS * RATE / 1000:
             self._turns.append(self.pool.submit(self._embed, np.array(audio[-int(MAX_ENROL_S * RATE):], np.float32)))
+
+    def threshold_for(self, voiced_ms: float) -> float:
+        """The similarity under which speech voiced this long is another voice than the user's."""
+        return self.short_threshold if voiced_ms < SHORT_MS else self.threshold
 
     @property
     def enrolled(self) -> int:

@@ -121,3 +121,16 @@ def test_without_the_encoder_the_policy_decides_as_before_and_says_why_once(monk
     d = fe.ask(Overlap(text, speech(text, OTHER)[:int(1.2 * RATE)], 1200, ongoing=True))
     assert d.decision == "interrupt" and d.similarity is None  # the words decide, as without the cue
     judge.close()
+
+
+@needs_encoder
+def test_a_short_start_of_the_users_own_fast_speech_still_interrupts():
+    """Half a second of a fast voice scatters: only a clearly different voice counts that early."""
+    fe = Transcribing()
+    judge = BargeInJudge(fe, {})
+    answered_request(judge, set_level(say(REQUEST, "en-us+f2", 190), USER_DBFS))
+    text = "No, no, that is enough. Tell me a joke about cats instead."
+    own = set_level(say(text, "en-us+f2", 190), USER_DBFS)[:int(0.6 * RATE)]
+    d = fe.ask(Overlap("No, no.", own, 550, ongoing=True))
+    assert d.decision == "interrupt" and d.threshold == voice_cue.SHORT_THRESHOLD, d.reason
+    judge.close()
