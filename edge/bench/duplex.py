@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from edge import messages as m
 from edge.capture.room import RoomSettings
 from edge.bench.duplex_score import (ASSISTANT_GAP_S, USER_GAP_S, CaseScore, Segment, event_segment, score_case,
                                segments, summarize)
-from edge.bench.duplex_suite import CATEGORIES, VOICES, Case, build_suite
+from edge.bench.duplex_suite import CATEGORIES, MAX_VOICES, VOICES, Case, build_suite
 from edge.graph.supervisor import SupervisorSettings
 from edge.detect.asr import MODELS as ASR_MODELS
 from edge.session import SessionConfig, run_session
@@ -106,12 +107,15 @@ def table(title: str, scores: list[CaseScore]) -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge bench duplex", description=__doc__.split("\n\n")[0])
-    p.add_argument("--voices", type=int, default=len(VOICES), help=f"voices in the suite, 1-{len(VOICES)} "
-                                                                   f"(default {len(VOICES)}; 4 cases each)")
+    p.add_argument("--voices", type=int, default=MAX_VOICES,
+                   help=f"voices in the suite, 1-{MAX_VOICES} (default {MAX_VOICES}: {len(VOICES)} with 4 cases each, "
+                        f"then {MAX_VOICES - len(VOICES)} with a second person and a television in the room, 3 each)")
+    p.add_argument("--skip-voices", type=int, default=0, help="leave out the first N voices (default 0)")
     p.add_argument("--chunk-ms", type=int, default=1000, help="chunk length (default 1000)")
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")
     p.add_argument("--categories", default=",".join(CATEGORIES), help="which overlap events to run")
     p.add_argument("--threads", type=int, default=1, help="model threads (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="sessions run at once (default 1; results are the same)")
     p.add_argument("--asr", choices=ASR_MODELS, default="tiny.en",
                    help="the frontend's speech recognizer (default tiny.en)")
     p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
@@ -134,20 +138,27 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-edge-duplex-"))
     try:
-        cases = [c for c in build_suite(out / "suite", args.voices) if c.category in cats]
+        cases = [c for c in build_suite(out / "suite", args.voices, skip=args.skip_voices) if c.category in cats]
     except (ValueError, RuntimeError) as exc:
         print(f"venus-edge bench duplex: {exc}", file=sys.stderr)
         return 2
     results: dict[str, list[CaseScore]] = {c: [] for c in conditions}
     facts = []
-    for cond in conditions:
-        for case in cases:
-            score, f = run_case(case, cond, out, args.chunk_ms, args.threads, args.asr, args.bundle)
-            results[cond].append(score)
-            facts.append(f)
-            print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
-                  f"responded={score.responded!s:<6}stop={score.stop_latency_s} self={score.self_interruptions} "
-                  f"decisions={f['decisions']} wall={f['wall_s']}s", flush=True)
+    runs = [(case, cond) for cond in conditions for case in cases]
+    # Sessions run on the virtual clock, so running several at once changes their wall time only.
+    pool = ProcessPoolExecutor(args.jobs) if args.jobs > 1 else None
+    jobs = [pool.submit(run_case, case, cond, out, args.chunk_ms, args.threads, args.asr, args.bundle)
+            for case, cond in runs] if pool else []
+    for i, (case, cond) in enumerate(runs):
+        score, f = jobs[i].result() if pool else run_case(case, cond, out, args.chunk_ms, args.threads, args.asr,
+                                                          args.bundle)
+        results[cond].append(score)
+        facts.append(f)
+        print(f"{case.name:<40}{cond:<7}talking={score.talking!s:<6}stopped={score.stopped!s:<6}"
+              f"responded={score.responded!s:<6}stop={score.stop_latency_s} self={score.self_interruptions} "
+              f"decisions={f['decisions']} wall={f['wall_s']}s", flush=True)
+    if pool is not None:
+        pool.shutdown()
     (out / "results.json").write_text(json.dumps(facts, indent=1, default=str))
     who = f"bundle {args.bundle.name}" if args.bundle else f"asr {args.asr}"
     for cond in conditions:

@@ -14,7 +14,7 @@ from edge.bargein import words as barge_in
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
-from duplex_helpers import RATE, say
+from duplex_helpers import RATE
 
 ROOM = {"delay_ms": 120.0, "gain_db": -6.0}
 LONG_REPLY = ("The printing press changed Europe within a single lifetime. Books became cheap, and ideas moved "
@@ -66,7 +66,7 @@ def test_with_echo_and_no_user_speech_the_assistant_never_interrupts_itself(tmp_
 
 @pytest.fixture(scope="module")
 def overlaps(tmp_path_factory):
-    """A request, then over the reply a backchannel, then an interruption."""
+    """A request, then over the reply a backchannel, then an interruption, all in the user's voice."""
     from edge.bench.duplex_suite import Synth, Voice
 
     d = tmp_path_factory.mktemp("overlaps")
@@ -77,7 +77,7 @@ def overlaps(tmp_path_factory):
     # still has enough of the user's speech to weigh.
     t_int = t_back + 2.8
     back = 0.25 * synth.say("Yeah.", joe)
-    inter = 0.25 * say("Wait, stop. What is the capital of France?", "en-us", 170)
+    inter = 0.25 * synth.say("Wait, stop. What is the capital of France?", joe)  # the user's own voice
     mic = write(d / "mic.wav", t_int + 9.0, (0.3, request), (t_back, back), (t_int, inter))
     j = session(d, mic, "default", "piper", echo_cancel=True)
     reply, rate = sf.read(d / "reply.wav", dtype="float32")

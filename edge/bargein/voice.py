@@ -1,0 +1,108 @@
+"""Whose voice speaks over the reply: the user's, enrolled from the turns the assistant answered, or another.
+
+A cue that does not depend on reading the words: a television at the
+user's level or a second person in the room is a different voice, while the
+user stays the same voice however the recognizer hears them. The profile is
+the mean embedding (edge/detect/speaker.py) of the user's recent answered
+turns, spoken while nothing played, so it follows the user through the
+session; speech over the reply is compared with it by cosine similarity.
+
+Enrolment runs on a worker thread of its own (a few seconds of speech costs
+tens of milliseconds), so the turn's chunk is not held up; a comparison
+waits for enrolments still running. When the encoder's package is missing,
+the policy decides as it did without the cue, and the log says why, once.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from edge.audio_format import RATE
+from edge.detect import speaker
+
+log = logging.getLogger("edge.bargein")
+
+# Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled echo,
+# README "Full-duplex behaviour"): from 0.8 s of speech on, the highest threshold under which no clip in the
+# user's own voice fell. Mistaking the user for someone else would ignore an interruption, while another voice
+# taken for the user's is left to the words and the level, as without the cue; so it errs that way. Shorter
+# speech scatters more (the same voice fell to 0.54 at 0.3 s, and a fast voice's "No." over the reply scored
+# 0.567 at 0.54 s in `bench duplex`), so under 0.8 s only a clearly different voice counts.
+THRESHOLD = 0.57
+SHORT_THRESHOLD = 0.50
+SHORT_MS = 800.0
+MIN_VOICE_MS = 500.0  # shorter speech is not weighed at all
+MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voice
+MAX_ENROL_S = 8.0  # the end of a longer turn is enough
+
+
+class VoiceCue:
+    def __init__(self, threshold: float = THRESHOLD, min_voice_ms: float = MIN_VOICE_MS, turns: int = 8,
+                 short_threshold: float = SHORT_THRESHOLD) -> None:
+        self.threshold, self.min_voice_ms, self.short_threshold = threshold, min_voice_ms, short_threshold
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="voice-cue")
+        self._encoder: speaker.VoiceEncoder | None = None
+        self._turns: collections.deque[Future[np.ndarray | None]] = collections.deque(maxlen=turns)
+        self.failed: str | None = None
+
+    @classmethod
+    def load(cls, config: dict) -> "VoiceCue | None":
+        """The cue, or None (logged once) when it is turned off or its encoder cannot run here."""
+        if config.get("speaker_cue", True) in (False, "off", "false", 0):
+            return None
+        why = speaker.unavailable()
+        if why is not None:
+            log.warning("barge-in: speech over the reply is judged without telling voices apart: %s", why)
+            return None
+        return cls(float(config.get("voice_threshold", THRESHOLD)))
+
+    def _embed(self, audio: np.ndarray) -> np.ndarray | None:
+        if self._encoder is None:
+            self._encoder = speaker.VoiceEncoder()  # first use converts the weights once (see speaker.py)
+        return self._encoder.embed(audio)
+
+    def enrol(self, audio: np.ndarray) -> None:
+        """One of the user's answered turns (spoken while nothing played): it joins the profile."""
+        if self.failed is None and len(audio) >= MIN_ENROL_MS * RATE / 1000:
+            self._turns.append(self.pool.submit(self._embed, np.array(audio[-int(MAX_ENROL_S * RATE):], np.float32)))
+
+    def threshold_for(self, voiced_ms: float) -> float:
+        """The similarity under which speech voiced this long is another voice than the user's."""
+        return self.short_threshold if voiced_ms < SHORT_MS else self.threshold
+
+    @property
+    def enrolled(self) -> int:
+        return len(self._turns)
+
+    def profile(self) -> np.ndarray | None:
+        got = [e for e in (self._result(f) for f in list(self._turns)) if e is not None]
+        if not got:
+            return None
+        e = np.mean(got, axis=0)
+        return e / (np.linalg.norm(e) + 1e-9)
+
+    def similarity(self, audio: np.ndarray) -> float | None:
+        """Cosine similarity of `audio`'s voice to the user's profile; None without a profile or enough sound."""
+        if self.failed is not None or not self._turns:
+            return None
+        ref = self.profile()
+        if ref is None:
+            return None
+        e = self._result(self.pool.submit(self._embed, np.array(audio, np.float32)))
+        return None if e is None else float(e @ ref)
+
+    def _result(self, job: Future[np.ndarray | None]) -> np.ndarray | None:
+        try:
+            return job.result()
+        except Exception as exc:  # a damaged model file: decide without the cue from now on
+            if self.failed is None:
+                self.failed = str(exc) or type(exc).__name__
+                log.warning("barge-in: the voice encoder failed (%s); speech over the reply is judged without "
+                            "telling voices apart", self.failed)
+            return None
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
