@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from export.errors import ExportError
 from export.train import script
-from export.train.cache import entry, trained_checkpoint
+from export.train.cache import trained_checkpoint
 from export.train.loop import TrainSettings, phrases
 from export.train.score import Decision, Score, score_session
 from export.train.session import Mix, Session, make_session
@@ -122,12 +122,12 @@ def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed:
     record = json.loads((ckpt / "train.json").read_text())
     print(f"{variant}: checkpoint {ckpt} (trained in {record['seconds']:.0f} s; "
           f"ready in {time.monotonic() - t0:.0f} s)")
-    bundle = bundle_for(ckpt, entry(settings) / "bundle", list(types))
+    out = workdir / variant
+    out.mkdir(parents=True, exist_ok=True)
+    bundle = bundle_for(ckpt, out / "bundle", list(types))  # in the run's folder: runs side by side never share one
     bank = ClipBank.load_or_make(phrases(variant), HELDOUT_VOICES, ckpt.parent.parent, progress)
     chunks = min(chunks, settings.resolved().chunks)  # positions past the trained length were never seen
     plans = heldout_sessions(variant, bank, sessions, chunks, seed)
-    out = workdir / variant
-    out.mkdir(parents=True, exist_ok=True)
     harness = harness_config(out / "harness")
     scores: dict[str, Score] = {}
     for precision in types:
@@ -152,6 +152,8 @@ def run_bench(variants: list[str], sessions: int, chunks: int, workdir: Path | N
             scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace)
             for precision, sc in scores.items():
                 print(f"{variant} {precision}: {sc.detail()}")
+                if precision != types[0]:  # the first type's line comes last, as the bench's result
+                    print(sc.line(variant, precision))
             lines.append(scores[types[0]].line(variant))
         for line in lines:
             print(line)
