@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     be.add_argument("--size-mb", type=int, default=1100, help="convert: size of the generated checkpoint's LLM")
     be.add_argument("--workdir", type=Path, help="where to generate (default: a temporary directory)")
     be.add_argument("--variant", type=_csv, default=["audio", "omni"], help="tiny: variants to measure")
-    be.add_argument("--sessions", type=int, default=16, help="tiny: held-out sessions per variant")
+    be.add_argument("--sessions", type=int, default=20, help="tiny: held-out sessions per variant")
     be.add_argument("--chunks", type=int, default=20, help="tiny: chunks (seconds) per session")
     be.add_argument("--types", type=_csv, default=["F16"], help="tiny: LLM GGUF types to run, e.g. F16,Q4_K_M")
     be.add_argument("--seed", type=int, default=0, help="tiny: the training seed")

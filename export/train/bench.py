@@ -4,7 +4,7 @@ Per variant: the trained checkpoint (from the cache, or trained now), a
 bundle from `venus-export build`, then held-out sessions (voices, rates,
 question orders and frame sizes training never saw) written as a microphone
 WAV (and a folder of camera frames for Omni) and run through `venus-edge
---bundle` on the virtual clock. What the runtime decided per chunk is read
+--bundle` in real time. What the runtime decided per chunk is read
 back from each session's journal and scored against the session's plan.
 The barge-in judge is off, so every yield measured is the model's own.
 """
@@ -19,16 +19,18 @@ from tqdm import tqdm
 
 from export.errors import ExportError
 from export.train import script
-from export.train.cache import entry, trained_checkpoint
+from export.train.cache import trained_checkpoint
 from export.train.loop import TrainSettings, phrases
 from export.train.score import Decision, Score, score_session
 from export.train.session import Mix, Session, make_session
 from export.train.voices import HELDOUT_VOICES, RATE, ClipBank
 
-# Held-out sessions have more barge-ins and backchannels than training, so each is measured often, and leave
-# the harness time to answer a delegation before the user speaks again.
-BENCH_MIX = Mix(interrupt=0.7, backchannel=0.8, ack=0.1, no_result=0.0, speed=0.0, colour=False,
+# Held-out sessions have more barge-ins and backchannels than training, and more of the questions answered
+# aloud (the replies that can be barged in on or acknowledged), so that with DEFAULT_SESSIONS each of those is
+# counted often; they leave the harness time to answer a delegation before the user speaks again.
+BENCH_MIX = Mix(interrupt=0.5, backchannel=1.0, outside=0.3, ack=0.1, no_result=0.0, speed=0.0, colour=False,
                 result_delay=(4, 6))
+DEFAULT_SESSIONS = 20
 HELDOUT_SEED = 1_000_003
 
 
@@ -106,6 +108,12 @@ def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_c
     return decisions
 
 
+def heldout_sessions(variant: str, bank: ClipBank, sessions: int, chunks: int, seed: int = 0) -> list[Session]:
+    """The bench's sessions: held-out voices, rates and question orders, with BENCH_MIX's events."""
+    return [make_session(variant, bank, HELDOUT_VOICES, chunks, [HELDOUT_SEED, seed, i], heldout=True,
+                         mix=BENCH_MIX) for i in range(sessions)]
+
+
 def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed: int = 0,
                   types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> dict[str, Score]:
     settings = TrainSettings(variant, seed=seed)
@@ -114,13 +122,12 @@ def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed:
     record = json.loads((ckpt / "train.json").read_text())
     print(f"{variant}: checkpoint {ckpt} (trained in {record['seconds']:.0f} s; "
           f"ready in {time.monotonic() - t0:.0f} s)")
-    bundle = bundle_for(ckpt, entry(settings) / "bundle", list(types))
-    bank = ClipBank.load_or_make(phrases(variant), HELDOUT_VOICES, ckpt.parent.parent, progress)
-    chunks = min(chunks, settings.resolved().chunks)  # positions past the trained length were never seen
-    plans = [make_session(variant, bank, HELDOUT_VOICES, chunks, [HELDOUT_SEED, seed, i], heldout=True,
-                          mix=BENCH_MIX) for i in range(sessions)]
     out = workdir / variant
     out.mkdir(parents=True, exist_ok=True)
+    bundle = bundle_for(ckpt, out / "bundle", list(types))  # in the run's folder: runs side by side never share one
+    bank = ClipBank.load_or_make(phrases(variant), HELDOUT_VOICES, ckpt.parent.parent, progress)
+    chunks = min(chunks, settings.resolved().chunks)  # positions past the trained length were never seen
+    plans = heldout_sessions(variant, bank, sessions, chunks, seed)
     harness = harness_config(out / "harness")
     scores: dict[str, Score] = {}
     for precision in types:
@@ -145,6 +152,8 @@ def run_bench(variants: list[str], sessions: int, chunks: int, workdir: Path | N
             scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace)
             for precision, sc in scores.items():
                 print(f"{variant} {precision}: {sc.detail()}")
+                if precision != types[0]:  # the first type's line comes last, as the bench's result
+                    print(sc.line(variant, precision))
             lines.append(scores[types[0]].line(variant))
         for line in lines:
             print(line)

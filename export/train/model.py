@@ -143,14 +143,19 @@ class Venus(nn.Module):
             self.vision_names = loaded_names(self.vision, get, self.vision.load)
         self.train()
 
-    def encode_audio(self, mel: torch.Tensor) -> torch.Tensor:
-        """mel (B, C, 80, T) of C chunks per session -> (B, C, n, hidden), as chunk-by-chunk streaming gives."""
+    def encode_audio(self, mel: torch.Tensor, offset: torch.Tensor | None = None) -> torch.Tensor:
+        """mel (B, C, 80, T) of C chunks per session -> (B, C, n, hidden), as chunk-by-chunk streaming gives.
+
+        `offset` (B,): per sequence, the encoder position its first frame takes (0 for a session's start)."""
         a = self.audio
         b, c, m, t = mel.shape
         front = a.front(mel.reshape(b * c, m, t))  # per-chunk convolutions: (B*C, T', width)
         per = front.shape[1]
         x = front.reshape(b, c * per, -1)
-        x = x + a.embed_positions.weight[:c * per][None]
+        if offset is None:
+            x = x + a.embed_positions.weight[:c * per][None]
+        else:
+            x = x + a.embed_positions.weight[offset[:, None] + torch.arange(c * per)[None]]
         block = torch.arange(c).repeat_interleave(per)
         allowed = block[None, :] <= block[:, None]  # a frame sees its own chunk and every earlier one
         for layer in a.layers:

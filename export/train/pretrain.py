@@ -1,17 +1,25 @@
-"""First stages for the media encoders: the session's phrases from isolated clips; colours and shapes from frames.
+"""First stages for the media encoders: the session's phrases from clips and sequences; colours and shapes from frames.
 
 Jointly with the LLM the encoder learns which question was asked only from
-the few answer tokens of a session, slowly; from isolated clips (three
-chunks each, through the same per-chunk features and block-causal
-encoding) it learns it in about a minute, and the joint stage then starts
-from features that already separate the questions, the backchannels and
-the barge-in openers, and carry what was said into the chunk after it (the
-one where the model answers). The classifier head is kept for the joint stage's
+the few answer tokens of a session, slowly. Here it learns it first from
+phrases alone (three chunks each, at a random encoder position, through the
+same per-chunk features and block-causal encoding), which separates the
+questions, the backchannels and the barge-in openers in about a minute; then
+from sequences as long as a session, one voice saying phrases one after
+another, so that a phrase is heard after other speech and late in the
+encoder's positions, as a second or third question is in a session (an
+encoder taught only on clips at the start of its positions misheard later
+questions). A head names each phrase from the chunk where the model would
+answer it and from all of its chunks up to there, so the encoder carries what
+was said into that chunk. The classifier head is kept for the joint stage's
 "which question was asked" term and is not part of the checkpoint. For Omni,
 the resampler learns in the same way to carry the colour and the shape on
 camera before the LLM has to read them. Heads are training-only.
 """
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,54 +30,125 @@ from export.train.batch import Slicing, stream_mels
 from export.train.frames import random_scene, render
 from export.train.model import Venus
 from export.train.script import COLOURS, SHAPES
-from export.train.session import colour
+from export.train.session import CHUNK_S, colour, pause_inside, response_chunk
 from export.train.voices import RATE, ClipBank, Voice
 from kernels.resample import resample
 
 CLIP_CHUNKS = 3
+SEQ_CHUNKS = 20  # a second-phase sequence is as long as a training session: every position is heard
+SEQ_BATCH = 6
+CLIP_SHARE = 0.6  # the first phase's share of the stage's steps
+
+
+def vary(audio: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A little faster or slower, louder or quieter, through a random tilt or room, sometimes with a pause."""
+    audio = audio * float(rng.uniform(0.5, 1.5))
+    audio = colour(resample(audio, int(round(RATE * (1 + rng.uniform(-0.1, 0.1)))), RATE), rng)
+    return pause_inside(audio, rng) if rng.random() < 0.3 else audio
+
+
+def noisy(buf: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    if rng.random() < 0.8:
+        buf = buf + (rng.standard_normal(len(buf)) * 10 ** (rng.uniform(-55, -35) / 20)).astype(np.float32)
+    return np.clip(buf, -1.0, 1.0)
+
+
+@dataclass
+class Heard:
+    """One phrase placed in a sequence: its class, its first chunk and the chunk where the model would answer."""
+
+    seq: int
+    first: int
+    answer: int
+    label: int
 
 
 def clip_batch(rng: np.random.Generator, bank: ClipBank, voices: tuple[Voice, ...], texts: list[str],
-               n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """n clips at a random place in three chunks of noise, a little faster or slower, louder or quieter."""
-    mels, labels = [], []
-    for _ in range(n):
+               n: int) -> tuple[torch.Tensor, list[Heard], torch.Tensor]:
+    """n phrases alone in three chunks, each at a random encoder position (so late positions learn too)."""
+    mels, heard, offsets = [], [], []
+    per = 50  # encoder positions per chunk
+    for i in range(n):
         label = int(rng.integers(len(texts)))
-        voice = voices[int(rng.integers(len(voices)))]
-        audio = bank.get(texts[label], voice) * float(rng.uniform(0.5, 1.5))
-        audio = colour(resample(audio, int(round(RATE * (1 + rng.uniform(-0.1, 0.1)))), RATE), rng)
+        audio = vary(bank.get(texts[label], voices[int(rng.integers(len(voices)))]), rng)
         buf = np.zeros(CLIP_CHUNKS * RATE, np.float32)
         start = int(rng.uniform(0.0, 0.5) * RATE)
         audio = audio[:len(buf) - start]
         buf[start:start + len(audio)] = audio
-        buf += (rng.standard_normal(len(buf)) * 10 ** (rng.uniform(-55, -35) / 20)).astype(np.float32)
+        buf = noisy(buf, rng)
         mels.append(stream_mels([buf[k * RATE:(k + 1) * RATE] for k in range(CLIP_CHUNKS)]))
-        labels.append(label)
-    return torch.from_numpy(np.stack(mels)), torch.tensor(labels)
+        heard.append(Heard(i, 0, CLIP_CHUNKS - 1, label))
+        offsets.append(per * int(rng.integers(0, SEQ_CHUNKS - CLIP_CHUNKS + 1)))
+    return torch.from_numpy(np.stack(mels)), heard, torch.tensor(offsets)
+
+
+def phrase_batch(rng: np.random.Generator, bank: ClipBank, voices: tuple[Voice, ...], texts: list[str],
+                 n: int, chunks: int = SEQ_CHUNKS) -> tuple[torch.Tensor, list[Heard]]:
+    """n sequences of `chunks` seconds, each one voice saying phrases one after another, as in a session.
+
+    Phrases are drawn evenly from `texts`, varied as `vary` does, with silence between them and noise under
+    all, so a phrase is heard at every position and after others, as later questions are in a session. The next
+    phrase starts after the chunk where the model would answer the one before, so that chunk holds only what
+    was said up to it."""
+    mels, heard = [], []
+    for i in range(n):
+        voice = voices[int(rng.integers(len(voices)))]
+        buf = np.zeros(chunks * RATE, np.float32)
+        t = float(rng.uniform(0.0, 1.5))
+        while True:
+            label = int(rng.integers(len(texts)))
+            audio = vary(bank.get(texts[label], voice), rng)
+            end = t + len(audio) / RATE
+            answer = response_chunk(end)
+            if answer >= chunks:
+                break
+            at = int(round(t * RATE))
+            buf[at:at + len(audio)] += audio[:len(buf) - at]
+            heard.append(Heard(i, int(t // CHUNK_S), answer, label))
+            t = answer + 1 + float(rng.uniform(0.0, 2.0))
+        buf = noisy(buf, rng)
+        mels.append(stream_mels([buf[k * RATE:(k + 1) * RATE] for k in range(chunks)]))
+    return torch.from_numpy(np.stack(mels)), heard
+
+
+def heard_logits(head: torch.nn.Module, emb: torch.Tensor, heard: list[Heard]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Class logits from the answer chunk alone (where the LLM decides) and from the phrase's chunks up to it."""
+    now = head(torch.stack([emb[h.seq, h.answer].mean(0) for h in heard]))
+    whole = head(torch.stack([emb[h.seq, h.first:h.answer + 1].mean((0, 1)) for h in heard]))
+    return now, whole
 
 
 def pretrain_audio(model: Venus, head: torch.nn.Linear, bank: ClipBank, voices: tuple[Voice, ...],
-                   texts: list[str], steps: int, seed: int, lr: float, progress: bool, batch: int = 32) -> dict:
+                   texts: list[str], steps: int, seed: int, lr: float, progress: bool, batch: int = 32,
+                   seq_batch: int = SEQ_BATCH) -> dict:
+    """Two phases: phrases alone (it learns to tell them apart in a minute), then whole sequences of them
+    (every position after other speech, where a session's later questions are heard)."""
     if steps <= 0:
         return {}
     rng = np.random.default_rng([seed, 7])
     params = list(model.audio.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    first = max(1, round(steps * CLIP_SHARE)) if steps > 1 else steps
     bar = tqdm(range(steps), desc="audio encoder, stage 1", unit="step", disable=not progress, leave=False)
     stats: dict = {}
     for step in bar:
-        for g in opt.param_groups:
-            g["lr"] = lr * min(1.0, (step + 1) / 20)
-        mel, labels = clip_batch(rng, bank, voices, texts, batch)
-        emb = model.encode_audio(mel)
-        logits = head(emb.mean((1, 2)))  # from everything heard
-        later = head(emb[:, -1].mean(1))  # from the last chunk, where the clip has ended or is ending
-        loss = F.cross_entropy(logits, labels) + F.cross_entropy(later, labels)
+        i, n = (step, first) if step < first else (step - first, steps - first)
+        for g in opt.param_groups:  # each phase: warm up, then a cosine down to a tenth, so its last steps settle
+            g["lr"] = lr * min(1.0, (i + 1) / 20) * (0.1 + 0.45 * (1 + math.cos(math.pi * i / n)))
+        if step < first:
+            mel, heard, offset = clip_batch(rng, bank, voices, texts, batch)
+            emb = model.encode_audio(mel, offset)
+        else:
+            mel, heard = phrase_batch(rng, bank, voices, texts, seq_batch)
+            emb = model.encode_audio(mel)
+        now, whole = heard_logits(head, emb, heard)
+        labels = torch.tensor([h.label for h in heard])
+        loss = F.cross_entropy(now, labels) + F.cross_entropy(whole, labels)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        stats = {"loss": float(loss.detach()), "acc": float((logits.argmax(-1) == labels).float().mean()),
-                 "last": float((later.argmax(-1) == labels).float().mean())}
+        stats = {"loss": float(loss.detach()), "acc": float((whole.argmax(-1) == labels).float().mean()),
+                 "last": float((now.argmax(-1) == labels).float().mean())}
         bar.set_postfix({k: f"{v:.2f}" for k, v in stats.items()})
     return stats
 

@@ -58,10 +58,11 @@ class Score:
             self.tallies[k].hits += t.hits
             self.tallies[k].total += t.total
 
-    def line(self, variant: str) -> str:
+    def line(self, variant: str, precision: str = "") -> str:
         t = self.tallies
         frame = t["frame-answer"].pct() if variant == "omni" else "n/a"
-        return (f"trained tiny {variant}: speak-after-turn {t['speak-after-turn'].pct()}% "
+        label = f"{variant} {precision}" if precision else variant
+        return (f"trained tiny {label}: speak-after-turn {t['speak-after-turn'].pct()}% "
                 f"talk-over {t['talk-over'].pct()}% interruption {t['interruption'].pct()}% "
                 f"backchannel {t['backchannel'].pct()}% delegate {t['delegate'].pct()}% "
                 f"(local kept {t['local kept'].pct()}%) frame-answer {frame}%")

@@ -114,6 +114,19 @@ def colour(audio: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return (out * (float(np.sqrt(np.mean(audio ** 2))) / rms)).astype(np.float32)
 
 
+def pause_inside(audio: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Insert a short silence at the quietest 50 ms of the clip's middle third."""
+    hop = 800
+    n = len(audio) // hop
+    if n < 6:
+        return audio
+    e = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop) ** 2, axis=1))
+    lo, hi = n // 3, max(n // 3 + 1, 2 * n // 3)
+    cut = (lo + int(np.argmin(e[lo:hi]))) * hop + hop // 2
+    gap = np.zeros(int(rng.uniform(0.1, MAX_PAUSE_S) * RATE), np.float32)
+    return np.concatenate([audio[:cut], gap, audio[cut:]])
+
+
 def pieces(text: str, words: int = WORDS_PER_CHUNK) -> list[str]:
     """A reply cut into per-chunk pieces of whole words (the first piece has no leading space)."""
     w = text.split()
@@ -153,6 +166,7 @@ class Mix:
     speed: float = 0.1  # each clip played up to this much faster or slower (pitch moves with it)
     colour: bool = True  # each clip through a random tilt and, sometimes, a small room (see `colour`)
     frame_question: float = 0.4  # Omni: the share of frame questions
+    outside: float = -1.0  # the share of outside-knowledge questions among the others; < 0: as many as there are
 
 
 class Builder:
@@ -192,16 +206,7 @@ class Builder:
         return j / RATE
 
     def with_pause(self, audio: np.ndarray) -> np.ndarray:
-        """Insert a short silence at the quietest 50 ms of the clip's middle third."""
-        hop = 800
-        n = len(audio) // hop
-        if n < 6:
-            return audio
-        e = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop) ** 2, axis=1))
-        lo, hi = n // 3, max(n // 3 + 1, 2 * n // 3)
-        cut = (lo + int(np.argmin(e[lo:hi]))) * hop + hop // 2
-        gap = np.zeros(int(self.rng.uniform(0.1, MAX_PAUSE_S) * RATE), np.float32)
-        return np.concatenate([audio[:cut], gap, audio[cut:]])
+        return pause_inside(audio, self.rng)
 
     # --- choices -----------------------------------------------------------------------------------
     def pick_question(self, before: str, prev: str) -> script.Question:
@@ -209,6 +214,9 @@ class Builder:
         if self.variant == "omni":
             frame = self.rng.random() < self.mix.frame_question
             qs = tuple(q for q in qs if q.frame == frame)
+        if self.mix.outside >= 0 and not qs[0].frame:
+            outside = self.rng.random() < self.mix.outside
+            qs = tuple(q for q in qs if bool(q.delegate) == outside)
         qs = tuple(q for q in qs if q.key != prev) or qs
         if before and prev:
             ok = [q for q in qs if held_out_order(before, prev, q.key) == self.heldout]
@@ -231,6 +239,8 @@ class Builder:
             r = response_chunk(end)
             turn_len = 1 if q.delegate else len(pieces(script.reply_text(q, "x", "x")))
             if r + turn_len + 2 > self.n:
+                if interrupting is not None:  # no room for the barge-in: the user acknowledges instead, maybe
+                    self.backchannel_in(interrupting)
                 break
             if interrupting is not None:
                 self.cut(interrupting, t)
@@ -272,6 +282,7 @@ class Builder:
                     self.plan[inject_at].inject = result
                     end = self.speak(texts, inject_at + 1)
                     self.turns.append(Turn("result", q.key, inject_at + 1, end, qi))
+                    self.backchannel_in(self.turns[-1])
             return self.after(end), None
         texts = pieces(script.reply_text(q, "x", "x"))
         last = self.speak(texts, r)
@@ -282,11 +293,12 @@ class Builder:
         n = len(texts)
         if n >= 3 and self.rng.random() < self.mix.interrupt:
             j = int(self.rng.integers(1, n - 1))
-            onset = r + j + float(self.rng.uniform(0.05, 0.9))
+            # In the reply's last chunk but one, early enough that the model yields there (not at the last chunk).
+            latest = 0.9 if j < n - 2 else CHUNK_S - YIELD_S
+            onset = r + j + float(self.rng.uniform(0.05, latest))
             if yield_chunk(onset) <= r + n - 2:
                 return onset, turn
-        if n >= 2 and self.rng.random() < self.mix.backchannel:
-            self.backchannel(r + int(self.rng.integers(1, n)))
+        self.backchannel_in(turn)
         return self.after(last), None
 
     def speak(self, texts: list[str], first: int) -> int:
@@ -301,6 +313,11 @@ class Builder:
         for k in range(y + 1, turn.last + 1):
             self.plan[k] = ChunkPlan(k)
         turn.interrupted_at, turn.last = y, y
+
+    def backchannel_in(self, turn: Turn) -> None:
+        """Maybe an acknowledgement during a reply of two chunks or more, after its first chunk."""
+        if turn.last > turn.first and self.rng.random() < self.mix.backchannel:
+            self.backchannel(turn.first + int(self.rng.integers(1, turn.last - turn.first + 1)))
 
     def backchannel(self, k: int) -> None:
         texts = [b for b in script.BACKCHANNELS if len(self.bank.get(b, self.voice)) / RATE <= MAX_BACKCHANNEL_S]

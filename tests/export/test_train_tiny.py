@@ -181,16 +181,22 @@ def test_block_encoding_equals_chunk_by_chunk_streaming(omni_ckpt, heldout_bank)
     np.testing.assert_allclose(whole.numpy(), torch.stack(streamed).numpy(), atol=1e-4, rtol=1e-4)
 
 
+def _perfect(session):
+    """The decisions of a model that does exactly what the session's plan asks."""
+    perfect, in_turn = [], False
+    for p in session.plan:
+        text = "" if p.action != "speak" else p.text if not in_turn or p.delegate else " " + p.text
+        perfect.append(Decision(p.index, "listen" if p.action == "listen" else "speak", text, p.end_turn,
+                                [p.delegate] if p.delegate else [], p.inject))
+        if p.action != "listen":
+            in_turn = not p.end_turn
+    return perfect
+
+
 def test_a_perfect_run_scores_full_marks_and_talking_over_is_counted(heldout_bank):
     for i in range(6):
         s = make_session("omni", heldout_bank, HELDOUT_VOICES, 20, [11, i], heldout=True)
-        perfect, in_turn = [], False
-        for p in s.plan:
-            text = "" if p.action != "speak" else p.text if not in_turn or p.delegate else " " + p.text
-            perfect.append(Decision(p.index, "listen" if p.action == "listen" else "speak", text, p.end_turn,
-                                    [p.delegate] if p.delegate else [], p.inject))
-            if p.action != "listen":
-                in_turn = not p.end_turn
+        perfect = _perfect(s)
         score = score_session(s, perfect)
         for name, t in score.tallies.items():
             want = 0 if name in ("talk-over", "uninvited turns") else t.total
@@ -226,3 +232,34 @@ def test_cli_refuses_bad_requests_with_one_sentence(tmp_path, capsys):
     assert main(["train-tiny", str(tmp_path / "full"), "--variant", "audio"]) == 2
     err = capsys.readouterr().err
     assert "is not empty" in err and err.count("\n") == 1
+
+
+def test_the_bench_counts_every_goal_over_enough_events(heldout_bank):
+    """With the CLI's default session count, each figure of the bench's last line rests on at least 8 events."""
+    from export.cli import _parser
+    from export.train.bench import DEFAULT_SESSIONS, heldout_sessions
+    from export.train.score import Score
+
+    assert _parser().parse_args(["bench", "tiny"]).sessions == DEFAULT_SESSIONS
+    for variant in ("audio", "omni"):
+        chunks = TrainSettings(variant).resolved().chunks
+        total = Score()
+        for s in heldout_sessions(variant, heldout_bank, DEFAULT_SESSIONS, chunks):
+            total.merge(score_session(s, _perfect(s)))
+        wanted = ["speak-after-turn", "interruption", "backchannel", "delegate", "local kept"]
+        for name in wanted + (["frame-answer"] if variant == "omni" else []):
+            assert total.tallies[name].total >= 8, f"{variant}: only {total.tallies[name].total} {name} events"
+
+
+def test_first_stage_hears_each_phrase_all_through_a_session_length(heldout_bank):
+    """Phrases come at late positions too, and the chunk where one is answered holds nothing said after it."""
+    from export.train.pretrain import phrase_batch
+
+    texts = phrases("audio")
+    mel, heard = phrase_batch(np.random.default_rng(5), heldout_bank, HELDOUT_VOICES, texts, 6, 20)
+    assert mel.shape[:2] == (6, 20)
+    assert max(h.first for h in heard) >= 12, "no phrase is heard in the second half of a sequence"
+    for a, b in zip(heard, heard[1:]):
+        if a.seq == b.seq:
+            assert a.first <= a.answer < b.first
+    assert len({h.label for h in heard}) >= len(texts) // 2
