@@ -14,6 +14,11 @@ _DATE = re.compile(r"\b(what(?:'s| is)? (?:the |today's |todays )?date|what date
                    r"which date is it|the date today)\b")
 _DAY = re.compile(r"\b(what(?:'s| is)? (?:the )?day (?:is it|of the week|today)|what day is it|which day is it|"
                   r"what day it is)\b")
+# "What is today's date?" as a recognizer mishears it in unusual voices ("today's bait", "the mate to mate"):
+# only the whole question in that shape, with a word that rhymes with "date" where "date" belongs.
+_LIKE_DATE = r"(?:date|dates|bait|mate|gate|late|eight|ate|dave|dame)"
+_MISHEARD_DATE = re.compile(rf"^(?:hey |so |and |okay )?what(?:'s| is) (?:the |today's |todays |to days )"
+                            rf"{_LIKE_DATE}(?: (?:today|to \w+|it is|is it|now))?$")
 _ELSEWHERE = re.compile(r"\b(in|at) [a-z]")  # "what time is it in Tokyo": another place's clock
 
 
@@ -21,6 +26,8 @@ def clock_question(text: str) -> str | None:
     """'time', 'date' or 'day' when the words ask the local clock for it; None otherwise."""
     low = re.sub(r"\s+", " ", text.lower().replace("’", "'")).strip()
     tail = low
+    if _MISHEARD_DATE.match(low.strip(" ?.!,")):
+        return "date"
     for kind, rx in (("time", _TIME), ("date", _DATE), ("day", _DAY)):
         m = rx.search(low)
         if m:

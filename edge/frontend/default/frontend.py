@@ -32,7 +32,7 @@ from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import FixedStream, Reply
-from edge.frontend.default.rules import by_rule
+from edge.frontend.default.rules import at_length, by_rule
 from edge.memory.describe import fields as scene_fields
 from edge.detect.vad import FRAME_NS, SileroVad
 
@@ -50,6 +50,7 @@ class Settings:
     max_turn_s: int = 25  # whisper reads 30 s at most
     delegate_bias: float = 0.4  # logit added to "<" (span or listen) at a reply's first token
     max_reply_tokens: int = 80
+    max_talk_tokens: int = 320  # a story, an explanation or a description, told at length (rules.at_length)
     tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
     first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
     history_turns: int = 8  # turns of conversation in the prompt before it is trimmed ...
@@ -215,11 +216,27 @@ class DefaultFrontend(Frontend):
             self.reply = Reply(FixedStream(ruled))
             out.info["by_rule"] = True
             return
-        tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
-        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens, self.delegate_bias)
+        said = protocol.strip_protocol(text)
+        talk = self.s.rules and at_length(said)
+        cap = self.s.max_talk_tokens if talk else self.s.max_reply_tokens
+        tokens = self._prompt_within(cap)
+        first = protocol.talk_opening(self.llm.tokenize) if talk else self.delegate_bias
+        banned = (protocol.talk_words if talk else protocol.banned_words)(self.llm.tokenize, said)
+        stream = self.llm.stream(tokens, protocol.TALK_GRAMMAR if talk else protocol.GRAMMAR, cap, first, banned)
+        if talk:
+            out.info["at_length"] = True
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)
+
+    def _prompt_within(self, reply_tokens: int) -> list[int]:
+        """The prompt's tokens, the oldest turns dropped while it and the reply would not fit the context."""
+        n_ctx = self.llm.llm.n_ctx()
+        tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
+        while len(tokens) + reply_tokens > n_ctx and len(self.history) > 1:
+            self.history = self.history[2:] if len(self.history) > 2 else self.history[-1:]
+            tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
+        return tokens
 
     def see(self, t_ns: int, description: str) -> None:
         self.scene = (t_ns, description)
