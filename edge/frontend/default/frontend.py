@@ -424,6 +424,8 @@ def build(config: dict) -> DefaultFrontend:
     if config.get("asr_beam"):
         s.asr_beam = max(1, int(config["asr_beam"]))
     asr = Transcriber(threads, s.asr, beam_size=s.asr_beam)
-    llm = DecisionModel(assemble(QWEN_GGUF), threads, n_ctx=int(config.get("context") or 2048),
+    # `llm_gguf`: another chat model in its place (`bench chat --llm-gguf`, `bench answers --llm-gguf` compare them)
+    gguf = Path(config["llm_gguf"]) if config.get("llm_gguf") else assemble(QWEN_GGUF)
+    llm = DecisionModel(gguf, threads, n_ctx=int(config.get("context") or 2048),
                         kv_type=str(config.get("kv_type") or "f16"))
     return DefaultFrontend(vad, asr, llm, s)

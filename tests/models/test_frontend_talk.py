@@ -1,0 +1,52 @@
+"""The embedded default tells a story itself, at length, and never says it is an AI (real models, no graph)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edge import messages as m
+from edge.bench import spoken
+from edge.bench.chat_set import MIN_WORDS, score
+from edge.frontend.base import Chunk
+from edge.frontend.default.frontend import build
+from edge.nodes.harness import asked_anew
+
+NS = 1_000_000_000
+
+
+@pytest.fixture(scope="module")
+def frontend():
+    fe = build({"threads": 1, "realtime": False})
+    yield fe
+    fe.close()
+
+
+_next = [0]  # the chunk index goes on across the tests: one session timeline
+
+
+def _run(fe, audio: np.ndarray) -> list:
+    outs = []
+    for k, i in enumerate(range(0, len(audio), 16000), _next[0]):
+        piece = np.pad(audio[i:i + 16000], (0, max(0, 16000 - len(audio[i:i + 16000]))))
+        outs.append(fe.step(Chunk(k, k * NS, (k + 1) * NS, piece)))
+        _next[0] = k + 1
+    return outs
+
+
+@pytest.mark.parametrize("request_text", ["Please tell me a long story about a lighthouse keeper and his cat.",
+                                          "Describe your ideal weekend in the mountains."])
+def test_a_story_or_a_description_is_told_locally_at_length(frontend, request_text):
+    _run(frontend, np.zeros(16000 * 30, np.float32))  # whatever played before has ended
+    audio, _ = spoken.timeline([(0.3, request_text)], 6.0)
+    outs = _run(frontend, np.concatenate([audio, np.zeros(16000 * 40, np.float32)]))
+    asked = [o for o in outs if o.user_text]
+    assert asked and any(w in asked[0].user_text.lower() for w in ("story", "describe"))
+    said = " ".join(o.text for o in outs if o.text)
+    s = score(said, delegated=any(o.delegates for o in outs))
+    assert s.local, f"delegated: {said!r}"
+    assert s.words >= MIN_WORDS and not s.refused, said
+    # The decision that heard it, as the frontend node publishes it, is a new question for the harness.
+    o = asked[0]
+    decision = m.ChunkDecision(0, o.control, o.text, o.user_text, o.turn_end, o.interrupt, len(o.delegates),
+                               0, 0, 0.0, o.info)
+    assert asked_anew(decision) == o.info["user_end_ns"]
