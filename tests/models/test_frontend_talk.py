@@ -50,3 +50,17 @@ def test_a_story_or_a_description_is_told_locally_at_length(frontend, request_te
     decision = m.ChunkDecision(0, o.control, o.text, o.user_text, o.turn_end, o.interrupt, len(o.delegates),
                                0, 0, 0.0, o.info)
     assert asked_anew(decision) == o.info["user_end_ns"]
+
+
+def test_a_progress_notice_for_an_earlier_question_is_not_said_after_a_new_one(frontend):
+    from edge.frontend.base import ResultToSay
+
+    _run(frontend, np.zeros(16000 * 30, np.float32))
+    audio, _ = spoken.timeline([(0.3, "What is two plus two?")], 4.0)
+    frontend.deliver(ResultToSay("w1:p", "I'm still checking on that.", "w1"))
+    frontend.deliver(ResultToSay("w2:r1", "It is sunny in Paris.", "w2"))
+    outs = _run(frontend, np.concatenate([audio[:16000]]))  # the notice waits: the user is speaking
+    outs += _run(frontend, np.concatenate([audio[16000:], np.zeros(16000 * 12, np.float32)]))
+    said = [o.text for o in outs if o.backend_id]
+    assert said == ["It is sunny in Paris."]  # the answer is still said, the stale notice is not
+    assert all("still checking" not in text for _, text in frontend.history)

@@ -40,6 +40,11 @@ log = logging.getLogger("edge.frontend.default")
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
 
 
+def is_progress(result: ResultToSay) -> bool:
+    """A progress notice ("I'm still checking on that."): the harness releases them as `<work id>:p`."""
+    return result.id.endswith(":p")
+
+
 @dataclass
 class Settings:
     threads: int = 1
@@ -204,6 +209,8 @@ class DefaultFrontend(Frontend):
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
             self.reply.close()
+        # "I'm still checking on that." is about an earlier question: once a new one is asked it is not said.
+        self.results = collections.deque(r for r in self.results if not is_progress(r))
         self.history.append(("user", self._camera_line() + protocol.strip_protocol(text)))
         if len(self.history) > 2 * self.s.history_turns:
             # Trim in one go, not a turn at a time: each trim changes the prompt's start, so the whole
@@ -359,7 +366,8 @@ class DefaultFrontend(Frontend):
         self.arrival.pop(result.id, None)
         text = protocol.strip_protocol(result.text)
         out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
-        self.history.append(("assistant", text))
+        if not is_progress(result):  # in the history, the 0.5B model says "I'm still checking" to anything
+            self.history.append(("assistant", text))
         self.warm = False
         self.spoken_words.extend(barge_in.words(text))
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
