@@ -22,6 +22,9 @@ from edge.bench.chat_set import MIN_WORDS, Request, Scored, generate, score
 from edge.detect.asr import MODELS as ASR_MODELS
 
 
+LEAD_S = 0.5  # silence before the first request
+
+
 def make_input(path: Path, requests: list[Request], slot_s: float) -> list[float]:
     """The requests on one timeline, each in its own voice; returns each one's start in seconds."""
     from edge.audio_format import RATE
@@ -31,7 +34,7 @@ def make_input(path: Path, requests: list[Request], slot_s: float) -> list[float
     starts = []
     for i, r in enumerate(requests):
         clip = spoken.say(r.text, r.voice, r.wpm)
-        start = i * slot_s + 0.5
+        start = i * slot_s + LEAD_S
         k = int(start * RATE)
         audio[k:k + len(clip)] += 0.8 * clip
         starts.append(start)
@@ -69,12 +72,17 @@ def main(argv: list[str]) -> int:
                    help="another GGUF chat model as the decision model (default: the packaged Qwen2.5-Coder-0.5B)")
     p.add_argument("--realtime", action="store_true", help="run in real time (default: as fast as the graph allows)")
     p.add_argument("--out", help="keep the input and journal here")
+    p.add_argument("--rescore", action="store_true",
+                   help="score the run kept in --out again (same --requests, --seed and --slot-s), without running it")
     args = p.parse_args(argv)
     if not 1 <= args.requests <= 200:
         print("venus-edge bench chat: --requests must be between 1 and 200.")
         return 2
     if args.slot_s < 10:
         print("venus-edge bench chat: --slot-s must be at least 10 (a request and the start of its answer).")
+        return 2
+    if args.rescore and not (args.out and (Path(args.out) / "session.journal").is_file()):
+        print("venus-edge bench chat: --rescore needs --out naming the folder of a kept run (its session.journal).")
         return 2
     if args.llm_gguf is not None and not args.llm_gguf.is_file():
         print(f"venus-edge bench chat: {args.llm_gguf} does not exist; give the path of a GGUF model file.")
@@ -87,6 +95,8 @@ def main(argv: list[str]) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-chat-"))
     out.mkdir(parents=True, exist_ok=True)
     requests = generate(args.requests, args.seed)
+    if args.rescore:
+        return report(requests, out, [i * args.slot_s + LEAD_S for i in range(len(requests))], 1.0)
     try:
         starts = make_input(out / "requests.wav", requests, args.slot_s)
     except ModelMissing as exc:
@@ -101,13 +111,18 @@ def main(argv: list[str]) -> int:
     print(f"bench chat: {len(requests)} spoken requests (seed {args.seed}) in {len(set(r.voice for r in requests))} "
           f"voices, one every {args.slot_s:.0f} s, decision model "
           f"{args.llm_gguf.name if args.llm_gguf else 'the packaged one'}; files in {out}", flush=True)
-    report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
-    if not report.ok:
-        print(f"venus-edge bench chat: the session did not complete: {report.reason}")
+    ran = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
+    if not ran.ok:
+        print(f"venus-edge bench chat: the session did not complete: {ran.reason}")
         return 1
+    return report(requests, out, starts, cfg.chunk_ms / 1000)
+
+
+def report(requests: list[Request], out: Path, starts: list[float], chunk_s: float) -> int:
+    """Each request's verdict, then the last line."""
     results: list[Scored] = []
     for i, (r, (heard, said, delegated)) in enumerate(zip(requests, slots(out / "session.journal", starts,
-                                                                            cfg.chunk_ms / 1000)), 1):
+                                                                            chunk_s)), 1):
         s = score(said, delegated)
         results.append(s)
         verdict = "good" if s.good else ", ".join(

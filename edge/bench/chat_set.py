@@ -16,7 +16,7 @@ from dataclasses import dataclass
 VOICES = ["en-us+m2", "en-gb+m4", "en-gb-x-gbclan+f1", "en-gb-x-rp+m1", "en-029+m2", "en-gb-x-gbcwmd+f5",
           "en-us+f4", "en-gb-scotland+m4"]
 RATES = [145, 160, 170]
-MIN_WORDS = 40
+MIN_WORDS = 60  # more than a reply capped for one or two sentences (80 tokens) reliably holds
 
 _STORIES = ["Please tell me a long story about {who} and {pet}.", "Tell me a bedtime story about {who}.",
             "Can you tell me a story about {pet} who was afraid of the dark?",

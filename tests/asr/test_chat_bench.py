@@ -18,7 +18,7 @@ def test_the_set_is_seeded_has_every_kind_and_voices_no_test_uses():
 
 
 def test_a_reply_is_good_only_local_long_and_without_refusal():
-    story = " ".join(["The keeper climbed the stairs and the cat followed him."] * 5)
+    story = " ".join(["The keeper climbed the stairs and the cat followed him."] * 7)
     assert score(story, delegated=False).good
     assert not score(story, delegated=True).good
     assert not score("Once upon a time there was a cat.", delegated=False).good  # fewer than MIN_WORDS
@@ -29,7 +29,7 @@ def test_a_reply_is_good_only_local_long_and_without_refusal():
 
 
 def test_bad_options_are_one_sentence():
-    for args in (["--requests", "0"], ["--slot-s", "3"], ["--llm-gguf", "/nonexistent.gguf"]):
+    for args in (["--requests", "0"], ["--slot-s", "3"], ["--llm-gguf", "/nonexistent.gguf"], ["--rescore"]):
         run = subprocess.run([sys.executable, "-m", "edge.cli", "bench", "chat", *args], capture_output=True,
                              text=True, timeout=120)
         assert run.returncode == 2 and "Traceback" not in run.stderr

@@ -25,7 +25,7 @@ delegate ::= "{OPEN}" [^<>\n]{{4,{MAX_INSTRUCTION}}} "{CLOSE}" " "?
 speech ::= [^<>\n*#`]{{1,600}}
 '''
 
-MIN_TALK, MAX_TALK = 240, 1500  # characters of a story, an explanation or a description told at length
+MIN_TALK, MAX_TALK = 400, 1500  # characters of a story, an explanation or a description told at length
 # A request the small model answers itself at length (edge/frontend/default/rules.py, `at_length`): spoken text
 # only. With the span allowed, the 0.5B model "looks up" a story instead of telling it.
 TALK_GRAMMAR = rf'''
