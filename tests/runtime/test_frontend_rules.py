@@ -32,6 +32,7 @@ def test_stories_explanations_and_descriptions_are_the_models_own_at_length():
                  "Tell me about yourself.", "Write a short poem about the sea."):
         assert at_length(said) and by_rule(said, [("user", said)]) is None, said
     for said in ("Describe today's weather in Oslo.", "Explain the news this morning.", "What is two plus two?",
+                 "Tell me about a good restaurant nearby.",
                  "What's the capital of France?"):
         assert not at_length(said), said
 

@@ -22,7 +22,7 @@ _AT_LENGTH = re.compile(r"\b(stor(y|ies)|tale|poem|describe|description|explain|
                         r"tell (me|us) about (yourself|your|a|an|the history|how|why|what))\b", re.I)
 # ... unless it needs what the model cannot know ("describe today's weather", "explain the news").
 _LOOKUP = re.compile(r"\b(news|weather|forecast|today|tonight|tomorrow|yesterday|now|latest|current|currently|"
-                     r"price|prices|score|scores|stocks?|traffic|schedule|open|opening)\b", re.I)
+                     r"price|prices|score|scores|stocks?|traffic|schedule|open|opening|nearby|near me)\b", re.I)
 
 
 def at_length(said: str) -> bool:
