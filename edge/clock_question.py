@@ -19,6 +19,8 @@ _DAY = re.compile(r"\b(what(?:'s| is)? (?:the )?day (?:is it|of the week|today)|
 _LIKE_DATE = r"(?:date|dates|bait|mate|gate|late|eight|ate|dave|dame)"
 _MISHEARD_DATE = re.compile(rf"^(?:hey |so |and |okay )?what(?:'s| is) (?:the |today's |todays |to days )"
                             rf"{_LIKE_DATE}(?: (?:today|to \w+|it is|is it|now))?$")
+# The model's own instruction for the clock: "Find the current date and time." (the first one named is answered).
+_CURRENT = re.compile(r"\b(?:the )?current (?:local )?(time|date|day)\b")
 _ELSEWHERE = re.compile(r"\b(in|at) [a-z]")  # "what time is it in Tokyo": another place's clock
 
 
@@ -35,4 +37,10 @@ def clock_question(text: str) -> str | None:
             if _ELSEWHERE.match(tail.strip(" ,")) and not tail.strip(" ,").startswith(("in the ", "at the moment")):
                 return None
             return kind
+    m = _CURRENT.search(low)
+    if m:
+        tail = low[m.end():].strip(" ,")
+        tail = re.sub(r"^and (the )?(time|date|day)\b", "", tail).strip(" ,")
+        if not _ELSEWHERE.match(tail) and not re.search(r"\b(in|at|for) [a-z]", tail):
+            return m.group(1)
     return None

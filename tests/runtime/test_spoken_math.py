@@ -71,3 +71,15 @@ def test_a_misheard_date_question_is_still_the_clocks_but_a_lookup_is_not():
     for said in ("What is today's weather?", "What's the rate today?", "What is the gate number?",
                  "What is the name made?"):
         assert clock_question(said) is None, said
+
+
+def test_the_models_own_instruction_for_the_clock_is_the_clocks_unless_it_names_a_place():
+    from edge.harness.builtin import ClockCapability
+
+    clock = ClockCapability()
+    # "What's the date today?" misheard, delegated by the 0.5B model as this: it went to the general capability.
+    assert clock.claim("Find the current date and time.") == {"question": "Find the current date and time."}
+    assert clock_question("Tell me the current time.") == "time"
+    for elsewhere in ("Find the current local time in Sydney, Australia.", "What is the current date in Tokyo?",
+                      "Find the current time and date for London.", "Find the current weather in Berlin."):
+        assert clock.claim(elsewhere) is None, elsewhere
