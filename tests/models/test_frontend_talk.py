@@ -64,3 +64,8 @@ def test_a_progress_notice_for_an_earlier_question_is_not_said_after_a_new_one(f
     said = [o.text for o in outs if o.backend_id]
     assert said == ["It is sunny in Paris."]  # the answer is still said, the stale notice is not
     assert all("still checking" not in text for _, text in frontend.history)
+
+
+def test_a_story_is_kept_in_the_history_by_its_first_sentences(frontend):
+    told = [text for role, text in frontend.history if role == "assistant" and "lighthouse" in text.lower()]
+    assert told and all(len(text) <= 320 and text.endswith((".", "!", "?")) for text in told), told

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from edge.memory.describe import fields as scene_fields
 from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
+HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
 
 
@@ -338,6 +340,11 @@ class DefaultFrontend(Frontend):
     def _remember_reply(self) -> None:
         assert self.reply is not None
         text = self.reply.stream.text.strip()
+        if len(text) > HISTORY_CHARS:
+            # A story told at length is kept in the history by its first sentences: the whole of it would make
+            # every prefill after a trim of the history (and after a restart) cost minutes on a busy machine.
+            cut = max((m.end() for m in re.finditer(r"[.!?](?=\s)", text[:HISTORY_CHARS])), default=HISTORY_CHARS)
+            text = text[:cut].strip()
         self.history.append(("assistant", text or protocol.LISTEN))
         self.warm = False
 
