@@ -11,7 +11,8 @@ from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
 
-BENCHES = ("graph", "voice", "harness", "llm", "duplex", "speaker", "memory", "asr", "idle", "answers", "wake", "tool")
+BENCHES = ("graph", "voice", "harness", "llm", "duplex", "speaker", "memory", "asr", "idle", "answers", "chat", "wake",
+           "tool")
 KV_TYPES = ("f16", "q8_0", "q4_0")
 
 

@@ -14,6 +14,13 @@ _DATE = re.compile(r"\b(what(?:'s| is)? (?:the |today's |todays )?date|what date
                    r"which date is it|the date today)\b")
 _DAY = re.compile(r"\b(what(?:'s| is)? (?:the )?day (?:is it|of the week|today)|what day is it|which day is it|"
                   r"what day it is)\b")
+# "What is today's date?" as a recognizer mishears it in unusual voices ("today's bait", "the mate to mate"):
+# only the whole question in that shape, with a word that rhymes with "date" where "date" belongs.
+_LIKE_DATE = r"(?:date|dates|bait|mate|gate|late|eight|ate|dave|dame)"
+_MISHEARD_DATE = re.compile(rf"^(?:hey |so |and |okay )?what(?:'s| is) (?:the |today's |todays |to days )"
+                            rf"{_LIKE_DATE}(?: (?:today|to \w+|it is|is it|now))?$")
+# The model's own instruction for the clock: "Find the current date and time." (the first one named is answered).
+_CURRENT = re.compile(r"\b(?:the )?current (?:local )?(time|date|day)\b")
 _ELSEWHERE = re.compile(r"\b(in|at) [a-z]")  # "what time is it in Tokyo": another place's clock
 
 
@@ -21,6 +28,8 @@ def clock_question(text: str) -> str | None:
     """'time', 'date' or 'day' when the words ask the local clock for it; None otherwise."""
     low = re.sub(r"\s+", " ", text.lower().replace("’", "'")).strip()
     tail = low
+    if _MISHEARD_DATE.match(low.strip(" ?.!,")):
+        return "date"
     for kind, rx in (("time", _TIME), ("date", _DATE), ("day", _DAY)):
         m = rx.search(low)
         if m:
@@ -28,4 +37,10 @@ def clock_question(text: str) -> str | None:
             if _ELSEWHERE.match(tail.strip(" ,")) and not tail.strip(" ,").startswith(("in the ", "at the moment")):
                 return None
             return kind
+    m = _CURRENT.search(low)
+    if m:
+        tail = low[m.end():].strip(" ,")
+        tail = re.sub(r"^and (the )?(time|date|day)\b", "", tail).strip(" ,")
+        if not _ELSEWHERE.match(tail) and not re.search(r"\b(in|at|for) [a-z]", tail):
+            return m.group(1)
     return None

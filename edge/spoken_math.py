@@ -46,6 +46,9 @@ for forms, kind, factor in [
     for form in forms.split():
         _UNITS[form] = (kind, factor)
 _TEMPS = {"celsius": "C", "centigrade": "C", "fahrenheit": "F", "kelvin": "K"}
+# "Fahrenheit" as recognizers hear it in unusual voices, and as it is misspelled.
+_MISHEARD_UNITS = re.compile(r"\b(?:foreign ?height|fair ?(?:en|in|and|n)? ?height|fahren ?height|farenheit|"
+                             r"fahrenheight|farenheight)\b")
 _OP_WORDS = {"+": "plus", "-": "minus", "*": "times", "/": "divided by", "^": "to the power of"}
 
 
@@ -94,6 +97,7 @@ def _number_words(words: list[str], i: int) -> tuple[float, int] | None:
 def _tokens(text: str) -> list[tuple[str, object]] | None:
     """('num', value) / ('op', symbol) / ('unit', name) / ('word', w) tokens of the question."""
     low = text.lower().replace("what's", "what is").replace("°", " degrees ")
+    low = _MISHEARD_UNITS.sub("fahrenheit", low)
     low = re.sub(r"(\d),(\d{3})", r"\1\2", low)  # 1,000 -> 1000
     low = re.sub(r"(\d)\s*%", r"\1 percent", low)
     low = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)", " ", low)  # 5km -> 5 km
@@ -121,6 +125,11 @@ def _tokens(text: str) -> list[tuple[str, object]] | None:
                     i += 1
                 value = float(f"{int(value)}.{digits}")
             out.append(("num", value))
+            continue
+        if w == "time" and out and out[-1][0] == "num" and i + 1 < len(raw) and (
+                re.fullmatch(r"\d+(?:\.\d+)?", raw[i + 1]) or raw[i + 1] in _ONES or raw[i + 1] in _TENS):
+            out.append(("op", "*"))  # "two time three": "times" heard without its s
+            i += 1
             continue
         for phrase, sym in _OPS:
             parts = phrase.split()
@@ -219,6 +228,8 @@ _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "
          "okay", "ok", "um", "uh", "well", "now", "then", "add", "in"}
 
 
+MISHEARD_LEAD = 2  # words before a sum with no "what is" that may be a misheard question's start
+
 _ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out)\b", re.I)
 
 
@@ -237,10 +248,14 @@ def arithmetic(text: str) -> Worked | None:
     if not starts or not ends:
         return None
     a, b = starts[0], ends[-1] + 1
-    outside = [t for t in toks[:a] + toks[b:] if t[0] != "op" or t[1] != "+?"]
-    if any(t[0] != "word" or t[1] not in _LEAD for t in outside):
-        return None
+    before = [t for t in toks[:a] if t[0] != "op" or t[1] != "+?"]
+    after = [t for t in toks[b:] if t[0] != "op" or t[1] != "+?"]
     body = toks[a:b]
+    if not asked and len(before) <= MISHEARD_LEAD and all(t[0] == "word" for t in before) and \
+            any(t[0] == "op" and t[1] in ("+", "-", "*", "/", "^") for t in body):
+        before = []  # "worth seven times three": a misheard "what's" before a whole sum
+    if any(t[0] != "word" or t[1] not in _LEAD for t in before + after):
+        return None
     if not any(t[0] in ("op", "post") and t[1] != "+?" for t in body) and ("word", "root") not in body \
             and ("word", "percent") not in body:
         return None  # a number alone is no sum

@@ -113,11 +113,16 @@ def main(argv: list[str]) -> int:
                    help="the recognizer that transcribes the replies for scoring (default base)")
     p.add_argument("--no-rules", action="store_true",
                    help="let the decision model answer everything itself (the baseline)")
+    p.add_argument("--llm-gguf", type=Path, default=None,
+                   help="another GGUF chat model as the decision model (default: the packaged Qwen2.5-Coder-0.5B)")
     p.add_argument("--realtime", action="store_true", help="run in real time (default: as fast as the graph allows)")
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
     if not 1 <= args.questions <= 500:
         print("venus-edge bench answers: --questions must be between 1 and 500.")
+        return 2
+    if args.llm_gguf is not None and not args.llm_gguf.is_file():
+        print(f"venus-edge bench answers: {args.llm_gguf} does not exist; give the path of a GGUF model file.")
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
@@ -137,6 +142,8 @@ def main(argv: list[str]) -> int:
         extra["asr_beam"] = args.asr_beam
     if args.no_rules:
         extra["rules"] = False
+    if args.llm_gguf is not None:
+        extra["llm_gguf"] = str(args.llm_gguf)
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), realtime=args.realtime, frontend="default",
                         voice="piper", threads=args.threads, extra=extra)

@@ -296,6 +296,27 @@ class Harness(ReturnSide):
             self._move(work_id, S.CANCELLED, reason)
             return S.CANCELLED
 
+    def new_turn(self, heard_until_ns: int) -> list[str]:
+        """The user asked something new, heard until `heard_until_ns`: work delegated for an earlier turn to a
+        capability in `stale_after_turn` and not yet released is dropped (its answer, or its failure notice,
+        would be spoken in the new question's place). Returns the ids dropped; each gets one WorkEvent saying why."""
+        why = "stale: the user asked something new before it was spoken"
+        dropped = []
+        with self.lock:
+            for item in self.store.in_states([S.QUEUED, S.RUNNING, S.COMPLETED, S.FAILED]):
+                if item.opened_ns >= heard_until_ns or item.capability not in self.s.stale_after_turn:
+                    continue
+                if item.state == S.FAILED:
+                    if item.notice_state != "pending":
+                        continue
+                    self.store.update(item.id, notice_state="cancelled")
+                    self.emit(m.WorkEvent(item.id, S.FAILED, f"its notice is dropped, {why}",
+                                          {"capability": item.capability}))
+                else:
+                    self.cancel(item.id, why)
+                dropped.append(item.id)
+        return dropped
+
     def settle(self, timeout_s: float = 10.0) -> bool:
         return self.sleepers.settle(timeout_s)
 

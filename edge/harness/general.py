@@ -1,13 +1,31 @@
 """The general capability: an open-ended request answered by a chat model."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from edge.harness.capability import Outcome, RunContext
 from edge.harness.chat import ChatBackend
 
-SYSTEM = ("You do background work for a voice assistant. Answer the request in at most three short, plain "
-          "sentences that can be read aloud: no lists, no markup, no links.")
+SYSTEM = ("You are the helper of a friendly voice assistant, and your words are read aloud. Answer the request "
+          "directly in at most three short, plain sentences: no lists, no markup, no links. When it asks for a "
+          "story, a poem, a joke or a description, make one up and tell it in full, in up to eight sentences. "
+          "Never refuse a harmless request, and never say that you are an AI or a language model.")
+# The coder model's refusal and disclaimer, and its "cannot" openings: a reply that is one of them is asked again
+# once with the request restated as a story to tell (the 0.5B model refuses "Find a story about ..." as a lookup).
+REFUSAL = re.compile(r"^\s*(i'?m sorry|i am sorry|sorry|as an ai|i can'?t|i cannot|i am unable|i'm unable)", re.I)
+_DISCLAIMER = re.compile(r"\b(as an ai|ai language model|a language model|i don'?t have (personal|feelings)|"
+                         r"i do not have (personal|feelings))", re.I)
+
+
+def without_disclaimer(text: str) -> str:
+    """The answer without its "As an AI language model, I don't have ..." sentences (never all of it)."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    kept = [x for x in sentences if not _DISCLAIMER.search(x)]
+    if not kept or len(kept) == len(sentences):
+        return text
+    first = re.sub(r"^(however|but|still|that said),?\s*", "", kept[0], flags=re.I)
+    return " ".join([first[:1].upper() + first[1:]] + kept[1:])
 
 
 class GeneralCapability:
@@ -31,4 +49,9 @@ class GeneralCapability:
         for instruction, result in ctx.previous:  # a continuation sees what came before
             messages += [{"role": "user", "content": instruction}, {"role": "assistant", "content": result}]
         messages.append({"role": "user", "content": arguments["request"]})
-        return Outcome(self.chat.complete(messages, self.timeout_s, self.max_tokens))
+        text = self.chat.complete(messages, self.timeout_s, self.max_tokens)
+        if REFUSAL.match(text):
+            messages[-1] = {"role": "user", "content": f"Answer this for a friend, in plain words: {arguments['request']}"}
+            again = self.chat.complete(messages, self.timeout_s, self.max_tokens)
+            text = again if not REFUSAL.match(again) else text
+        return Outcome(without_disclaimer(text))

@@ -45,6 +45,8 @@ def _schema() -> dict:
             props[f.name] = {"type": "string"}
     props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
                          "description": "seconds per capability, e.g. {\"general\": 20}"}
+    props["stale_after_turn"] = {"type": "array", "items": {"type": "string"},
+                                 "description": "capabilities whose unfinished work a new user question drops"}
     props["gate"] = {"type": "object", "additionalProperties": False,
                      "properties": {f.name: _number_schema(f.name, f.type) for f in fields(GateSettings)}}
     return {"type": "object", "properties": props}
@@ -95,6 +97,9 @@ class HarnessSettings:
     context_s: float = 12.0
     max_frames: int = 48
     select_frames: int = 12
+    # Capabilities whose unfinished work a new user question drops: a late open-ended answer to an earlier
+    # (often misheard) question would be spoken in the new question's place. Tool lookups are still wanted.
+    stale_after_turn: list[str] = field(default_factory=lambda: ["general"])
     gate: GateSettings = field(default_factory=GateSettings)
 
     @classmethod

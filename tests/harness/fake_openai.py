@@ -8,8 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, reply: str = "It is 21°C and sunny in Paris.", fail_first: int = 0, delay_s: float = 0.0):
+    def __init__(self, reply: str = "It is 21°C and sunny in Paris.", fail_first: int = 0, delay_s: float = 0.0,
+                 replies: list[str] | None = None):
         self.reply, self.fail_first, self.delay_s = reply, fail_first, delay_s
+        self.replies = list(replies or [])  # said in turn, before `reply`
         self.requests: list[dict] = []
         fake = self
 
@@ -28,7 +30,9 @@ class FakeOpenAI:
                 if fake.delay_s:
                     time.sleep(fake.delay_s)
                 data = json.dumps({"id": "x", "object": "chat.completion", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": fake.reply}, "finish_reason": "stop"}]})
+                    {"index": 0, "message": {"role": "assistant",
+                                             "content": fake.replies.pop(0) if fake.replies else fake.reply},
+                     "finish_reason": "stop"}]})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

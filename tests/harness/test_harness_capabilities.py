@@ -319,3 +319,26 @@ def test_multimodal_with_the_embedded_transcriber_hears_only_what_came_before(tm
     assert item.result == "I heard: The parcel number is 771."
     assert "banana" not in item.result.lower()
     built.close()
+
+
+def test_the_general_capability_asks_again_after_a_refusal_and_drops_a_disclaimer(tmp_path):
+    # What Qwen2.5-Coder-0.5B answered "Find a long story about a lighthouse keeper and his cat." and
+    # "Describe your ideal weekend in the mountains." with.
+    story = "Once upon a time, a lighthouse keeper named Jack shared his supper with a grey cat."
+    disclaimer = ("As an AI language model, I don't have personal preferences or experiences. However, I can tell "
+                  "you that a weekend of hiking and lakes is lovely. Bring warm socks.")
+    srv = FakeOpenAI(replies=["I'm sorry, but I can't assist with that.", story, disclaimer, disclaimer])
+    try:
+        clock, emit = VirtualClock(), Emitted()
+        built = build_harness({"chat": {"url": srv.url, "model": "tiny"}}, tmp_path / "s", clock, emit)
+        item = run_one(built, clock, emit, "Find a long story about a lighthouse keeper and his cat.")
+        assert item.state == S.COMPLETED and item.result == story
+        asked = [r["body"]["messages"][-1]["content"] for r in srv.requests]
+        assert asked[1].endswith("Find a long story about a lighthouse keeper and his cat.") and asked[1] != asked[0]
+        assert "Never refuse" in srv.requests[0]["body"]["messages"][0]["content"]
+        built.harness.accept("w2", "Describe your ideal weekend in the mountains.", 0, 0)
+        advance(built.harness, clock, 3.0)
+        assert built.harness.store.get("w2").result == "I can tell you that a weekend of hiking and lakes is lovely. Bring warm socks."
+        built.close()
+    finally:
+        srv.close()

@@ -22,3 +22,34 @@ def test_everything_else_is_left_to_the_model():
     for said in ("Tell me a story about a lighthouse keeper.", "What is the capital of France?",
                  "What time is it in Tokyo?"):
         assert by_rule(said, [("user", said)]) is None
+
+
+def test_stories_explanations_and_descriptions_are_the_models_own_at_length():
+    from edge.frontend.default.rules import at_length
+
+    for said in ("Please tell me a long story about a lighthouse keeper and his cat.",
+                 "Describe your ideal weekend in the mountains.", "Can you explain how rainbows form?",
+                 "Tell me about yourself.", "Write a short poem about the sea."):
+        assert at_length(said) and by_rule(said, [("user", said)]) is None, said
+    for said in ("Describe today's weather in Oslo.", "Explain the news this morning.", "What is two plus two?",
+                 "Tell me about a good restaurant nearby.",
+                 "What's the capital of France?"):
+        assert not at_length(said), said
+
+
+def test_a_reply_told_at_length_has_its_own_grammar_and_never_says_it_is_an_ai():
+    from edge.frontend.default.llm import _llama
+
+    llama_cpp = _llama()
+    from edge.backends.locate import QWEN_GGUF, assemble
+
+    vocab = llama_cpp.Llama(str(assemble(QWEN_GGUF)), vocab_only=True, verbose=False)
+
+    def tokenize(text: str) -> list[int]:
+        return vocab.tokenize(text.encode(), add_bos=False, special=True)
+
+    assert "delegate" not in protocol.TALK_GRAMMAR and f"{{{protocol.MIN_TALK}," in protocol.TALK_GRAMMAR
+    banned = protocol.talk_words(tokenize, "Describe your ideal weekend.")
+    assert {tokenize(" AI")[0], tokenize(" sorry")[0]} <= set(banned)
+    assert tokenize("As")[0] in protocol.talk_opening(tokenize)
+    assert protocol.banned_words(tokenize, "What is AI?") == {}  # the user's own word may be said back

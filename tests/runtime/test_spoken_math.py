@@ -44,3 +44,42 @@ def test_clock_questions_are_told_apart_and_other_cities_left_alone():
     assert clock_question("What's the date today?") == "date"
     assert clock_question("What time is it in Tokyo?") is None
     assert clock_question("What is the capital of France?") is None
+
+
+@pytest.mark.parametrize("heard, value", [
+    ("up in 2 time 3", 6),  # "How much is two times three?" in espeak-ng's en-us+f3 voice, as whisper base heard it
+    ("worth 7 times 3", 21),  # "What's seven times three?" in en-us+klatt
+    ("What is 30 degrees Celsius in foreign height?", 86),  # "Fahrenheit" in en-gb-scotland+m1
+    ("What is forty degrees Celsius in fair and height?", 104),
+])
+def test_misheard_but_whole_sums_are_still_worked_out(heard, value):
+    worked = work_out(heard)
+    assert worked is not None and worked.value == pytest.approx(value, rel=1e-4)
+
+
+@pytest.mark.parametrize("said", [
+    "How much is 7 times time?", "What time is it 3", "my 2 cents", "I have 2 dogs and 3 cats",
+    "buy 3 apples times 2 please", "the kids ate 2 times 3 cookies yesterday",
+])
+def test_a_misheard_form_is_recovered_only_when_the_sum_is_whole(said):
+    assert work_out(said) is None
+
+
+def test_a_misheard_date_question_is_still_the_clocks_but_a_lookup_is_not():
+    for heard in ("What is today's bait?", "What's the mate to mate?", "what's the late today"):
+        assert clock_question(heard) == "date", heard
+    for said in ("What is today's weather?", "What's the rate today?", "What is the gate number?",
+                 "What is the name made?"):
+        assert clock_question(said) is None, said
+
+
+def test_the_models_own_instruction_for_the_clock_is_the_clocks_unless_it_names_a_place():
+    from edge.harness.builtin import ClockCapability
+
+    clock = ClockCapability()
+    # "What's the date today?" misheard, delegated by the 0.5B model as this: it went to the general capability.
+    assert clock.claim("Find the current date and time.") == {"question": "Find the current date and time."}
+    assert clock_question("Tell me the current time.") == "time"
+    for elsewhere in ("Find the current local time in Sydney, Australia.", "What is the current date in Tokyo?",
+                      "Find the current time and date for London.", "Find the current weather in Berlin."):
+        assert clock.claim(elsewhere) is None, elsewhere

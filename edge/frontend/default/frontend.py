@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,12 +33,18 @@ from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
 from edge.frontend.default.reply import FixedStream, Reply
-from edge.frontend.default.rules import by_rule
+from edge.frontend.default.rules import at_length, by_rule
 from edge.memory.describe import fields as scene_fields
 from edge.detect.vad import FRAME_NS, SileroVad
 
 log = logging.getLogger("edge.frontend.default")
+HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
+
+
+def is_progress(result: ResultToSay) -> bool:
+    """A progress notice ("I'm still checking on that."): the harness releases them as `<work id>:p`."""
+    return result.id.endswith(":p")
 
 
 @dataclass
@@ -53,6 +60,7 @@ class Settings:
     max_turn_s: int = 25  # whisper reads 30 s at most
     delegate_bias: float = 0.4  # logit added to "<" (span or listen) at a reply's first token
     max_reply_tokens: int = 80
+    max_talk_tokens: int = 320  # a story, an explanation or a description, told at length (rules.at_length)
     tokens_per_chunk: int = 20  # decode cap within one chunk (the reference caps text tokens per chunk at 20)
     first_tokens: int = 32  # the same for the reply's first piece (a delegate span comes before it)
     history_turns: int = 8  # turns of conversation in the prompt before it is trimmed ...
@@ -232,6 +240,8 @@ class DefaultFrontend(Frontend):
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
             self.reply.close()
+        # "I'm still checking on that." is about an earlier question: once a new one is asked it is not said.
+        self.results = collections.deque(r for r in self.results if not is_progress(r))
         self.reply_turn_end_ns = utt.last_voice_ns
         self.holding_at = None
         if draft is not None:  # drafted at the last boundary on these very words: its first piece is ready
@@ -244,8 +254,9 @@ class DefaultFrontend(Frontend):
             self.reply = Reply(FixedStream(ruled))
             out.info["by_rule"] = True
             return
-        tokens = self.llm.tokenize(protocol.chat_prompt(self.history))
-        stream = self.llm.stream(tokens, protocol.GRAMMAR, self.s.max_reply_tokens, self.delegate_bias)
+        self.history, stream, talk = self._open(self.history, text)
+        if talk:
+            out.info["at_length"] = True
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
         self.reply = Reply(stream)
@@ -284,8 +295,7 @@ class DefaultFrontend(Frontend):
             budget = self.s.draft_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
             if budget < 0.15 * out.info["audio_ms"] / 1e3:
                 return False
-        stream = self.llm.stream(self.llm.tokenize(protocol.chat_prompt(history)), protocol.GRAMMAR,
-                                 self.s.max_reply_tokens, self.delegate_bias)
+        history, stream, _ = self._open(history, text)
         reply = Reply(stream)
         if budget is not None:
             budget -= stream.prefill_s
@@ -301,6 +311,27 @@ class DefaultFrontend(Frontend):
         self.draft.reply.close()
         self.draft = None
         out.info["draft_dropped"] = True
+
+    def _open(self, history: list[tuple[str, str]], text: str) -> tuple[list[tuple[str, str]], Any, bool]:
+        """Start decoding the reply to `text` (the last turn of `history`): the history as it fits the context,
+        the token stream, and whether it is told at length (a story, an explanation, a description)."""
+        said = protocol.strip_protocol(text)
+        talk = self.s.rules and at_length(said)
+        cap = self.s.max_talk_tokens if talk else self.s.max_reply_tokens
+        history, tokens = self._prompt_within(history, cap)
+        first = protocol.talk_opening(self.llm.tokenize) if talk else self.delegate_bias
+        banned = (protocol.talk_words if talk else protocol.banned_words)(self.llm.tokenize, said)
+        stream = self.llm.stream(tokens, protocol.TALK_GRAMMAR if talk else protocol.GRAMMAR, cap, first, banned)
+        return history, stream, talk
+
+    def _prompt_within(self, history: list[tuple[str, str]], reply_tokens: int) -> tuple[list[tuple[str, str]], list[int]]:
+        """The history and its prompt's tokens, the oldest turns dropped while it and the reply would not fit."""
+        n_ctx = self.llm.llm.n_ctx()
+        tokens = self.llm.tokenize(protocol.chat_prompt(history))
+        while len(tokens) + reply_tokens > n_ctx and len(history) > 1:
+            history = history[2:] if len(history) > 2 else history[-1:]
+            tokens = self.llm.tokenize(protocol.chat_prompt(history))
+        return history, tokens
 
     def see(self, t_ns: int, description: str) -> None:
         self.scene = (t_ns, description)
@@ -402,6 +433,11 @@ class DefaultFrontend(Frontend):
     def _remember_reply(self) -> None:
         assert self.reply is not None
         text = self.reply.stream.text.strip()
+        if len(text) > HISTORY_CHARS:
+            # A story told at length is kept in the history by its first sentences: the whole of it would make
+            # every prefill after a trim of the history (and after a restart) cost minutes on a busy machine.
+            cut = max((m.end() for m in re.finditer(r"[.!?](?=\s)", text[:HISTORY_CHARS])), default=HISTORY_CHARS)
+            text = text[:cut].strip()
         self.history.append(("assistant", text or protocol.LISTEN))
         self.warm = False
 
@@ -430,7 +466,8 @@ class DefaultFrontend(Frontend):
         self.arrival.pop(result.id, None)
         text = protocol.strip_protocol(result.text)
         out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
-        self.history.append(("assistant", text))
+        if not is_progress(result):  # in the history, the 0.5B model says "I'm still checking" to anything
+            self.history.append(("assistant", text))
         self.warm = False
         self.spoken_words.extend(barge_in.words(text))
         self.speak_until_ns = max(self.speak_until_ns, now_ns) + int(len(text) / CHARS_PER_S * 1e9)
@@ -497,6 +534,8 @@ def build(config: dict) -> DefaultFrontend:
     if config.get("asr_beam"):
         s.asr_beam = max(1, int(config["asr_beam"]))
     asr = Transcriber(threads, s.asr, beam_size=s.asr_beam)
-    llm = DecisionModel(assemble(QWEN_GGUF), threads, n_ctx=int(config.get("context") or 2048),
+    # `llm_gguf`: another chat model in its place (`bench chat --llm-gguf`, `bench answers --llm-gguf` compare them)
+    gguf = Path(config["llm_gguf"]) if config.get("llm_gguf") else assemble(QWEN_GGUF)
+    llm = DecisionModel(gguf, threads, n_ctx=int(config.get("context") or 2048),
                         kv_type=str(config.get("kv_type") or "f16"))
     return DefaultFrontend(vad, asr, llm, s)

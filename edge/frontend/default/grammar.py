@@ -25,7 +25,15 @@ delegate ::= "{OPEN}" [^<>\n]{{4,{MAX_INSTRUCTION}}} "{CLOSE}" " "?
 speech ::= [^<>\n*#`]{{1,600}}
 '''
 
-SYSTEM_PROMPT = """You are a friendly voice assistant. You talk to a person out loud, so answer in one or two short, plain sentences, with no lists or code.
+MIN_TALK, MAX_TALK = 400, 1500  # characters of a story, an explanation or a description told at length
+# A request the small model answers itself at length (edge/frontend/default/rules.py, `at_length`): spoken text
+# only. With the span allowed, the 0.5B model "looks up" a story instead of telling it.
+TALK_GRAMMAR = rf'''
+root ::= [^<>\n*#`]{{{MIN_TALK},{MAX_TALK}}}
+'''
+
+SYSTEM_PROMPT = """You are a friendly voice assistant with a warm personality. You talk to a person out loud, so answer in one or two short, plain sentences, with no lists or code.
+When the person asks for a story, an explanation or a description, tell it yourself at length, in eight to twelve plain sentences. You have your own tastes and opinions: when asked what you like or would do, answer as yourself. Never say that you are an AI or a language model, and never refuse a story.
 You cannot see the internet, the news, the weather, or a clock. When a question needs any of these, or anything you cannot know, first write <delegate>...</delegate> holding a complete instruction for a helper, then tell the person you will check.
 If the person only says a filler such as "mm-hm" or asks you to wait, write <|listen|>.
 Examples:
@@ -37,8 +45,37 @@ User: What time is it in Sydney?
 Assistant: <delegate>Find the current local time in Sydney, Australia.</delegate> One moment, I'll look that up.
 User: Tell me something funny.
 Assistant: Why did the scarecrow win an award? Because he was outstanding in his field.
+User: Describe your perfect evening.
+Assistant: My perfect evening starts with a slow walk at sunset, when the sky turns pink and gold. Then I would cook a big pot of soup with friends, and we would talk and laugh until late. I would end it by the window with a hot cup of tea, watching the stars come out.
 User: Who wrote Romeo and Juliet?
 Assistant: William Shakespeare wrote Romeo and Juliet."""
+
+# "As an AI language model, I don't have preferences": a voice companion never says it. The tokens of "AI" are
+# kept out of every reply unless the user said the word; a reply told at length never opens with "As" or
+# "Sorry" (the openings of that phrase and of a refusal), nor says "sorry" or "assist" ("I'm sorry, but I
+# can't assist with that": the coder model's refusal of a story).
+NEVER_SAY = ("AI", " AI", " artificial")
+NEVER_OPEN = ("As", "Sorry")
+NEVER_IN_TALK = (" sorry", " assist", " unable")
+BANNED = -1e9
+
+
+def banned_words(tokenize, said: str) -> dict[int, float]:
+    """Logit biases that keep "AI" out of the reply; none when the user's own words name it."""
+    if re.search(r"\b(ai|a\.i\.|artificial)\b", said, re.I):
+        return {}
+    return {tokenize(w)[0]: BANNED for w in NEVER_SAY}
+
+
+def talk_opening(tokenize) -> dict[int, float]:
+    """First-token biases of a reply told at length: it does not open as "As an AI ..." or "Sorry, ..."."""
+    return {tokenize(w)[0]: BANNED for w in NEVER_OPEN}
+
+
+def talk_words(tokenize, said: str) -> dict[int, float]:
+    """Every-token biases of a reply told at length: no "AI", no "sorry", no "assist"."""
+    return {**banned_words(tokenize, said), **{tokenize(w)[0]: BANNED for w in NEVER_IN_TALK}}
+
 
 def strip_protocol(text: str) -> str:
     """Text for the prompt: protocol tokens removed (edge.protocol.strip), then every '<' and '>' left.

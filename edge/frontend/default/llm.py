@@ -97,8 +97,8 @@ class DecisionModel:
         return int(self._full_np["id"][np.argmax(self._full_np["logit"])])
 
     def stream(self, tokens: list[int], grammar: str | None, max_tokens: int,
-               first_bias: dict[int, float] | None = None) -> "TokenStream":
-        return TokenStream(self, tokens, grammar, max_tokens, first_bias)
+               first_bias: dict[int, float] | None = None, bias: dict[int, float] | None = None) -> "TokenStream":
+        return TokenStream(self, tokens, grammar, max_tokens, first_bias, bias)
 
     def close(self) -> None:
         self.llm.close()
@@ -108,7 +108,7 @@ class TokenStream:
     """One reply, decoded a token at a time on demand (the chunk loop pulls it across chunks)."""
 
     def __init__(self, model: DecisionModel, prompt: list[int], grammar: str | None, max_tokens: int,
-                 first_bias: dict[int, float] | None = None) -> None:
+                 first_bias: dict[int, float] | None = None, bias: dict[int, float] | None = None) -> None:
         self.model = model
         c = model._c
         t0 = time.perf_counter()
@@ -119,6 +119,7 @@ class TokenStream:
             raise ValueError("the protocol grammar did not parse")
         self.max_tokens = max_tokens
         self.first_bias = first_bias or {}  # added to the first token's logits (a decision's prior)
+        self.bias = bias or {}  # added to every token's logits (words a reply must not use)
         self.tokens: list[int] = []
         self.text = ""
         self.finished = False
@@ -135,6 +136,8 @@ class TokenStream:
         if not self.tokens:
             for tok_id, bias in self.first_bias.items():
                 logits[tok_id] += bias
+        for tok_id, bias in self.bias.items():
+            logits[tok_id] += bias
         tok = m._choose(logits, self.sampler, self.tokens[-REPEAT_WINDOW:])
         if m._c.llama_vocab_is_eog(m.vocab, tok) or len(self.tokens) >= self.max_tokens:
             self.close()

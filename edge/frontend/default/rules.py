@@ -3,6 +3,8 @@
 - A sum, a unit conversion or a question for the clock: the delegate span alone, holding the words as
   heard; the harness's calculator or clock answers, and that answer is spoken (the protocol's way).
 - "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
+- A story, an explanation or a description (`at_length`): the model's own, told at length and never
+  delegated; with the span allowed, the 0.5B model "looks up" a story and the helper refuses it.
 """
 from __future__ import annotations
 
@@ -14,6 +16,18 @@ from edge.spoken_math import work_out
 
 _RECALL = re.compile(r"\b(what did i (just )?say|what was i (just )?saying|repeat what i (just )?said|"
                      r"what i just said)\b", re.I)
+
+
+_AT_LENGTH = re.compile(r"\b(stor(y|ies)|tale|poem|describe|description|explain|explanation|imagine|"
+                        r"tell (me|us) about (yourself|your|a|an|the history|how|why|what))\b", re.I)
+# ... unless it needs what the model cannot know ("describe today's weather", "explain the news").
+_LOOKUP = re.compile(r"\b(news|weather|forecast|today|tonight|tomorrow|yesterday|now|latest|current|currently|"
+                     r"price|prices|score|scores|stocks?|traffic|schedule|open|opening|nearby|near me)\b", re.I)
+
+
+def at_length(said: str) -> bool:
+    """A request the model answers itself at length: a story, an explanation, a description."""
+    return bool(_AT_LENGTH.search(said)) and not _LOOKUP.search(said)
 
 
 def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
