@@ -42,6 +42,12 @@ HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
 
 
+def answerable(text: str) -> bool:
+    """Whether a turn heard as `text` gets a reply: not nothing, not only "stop, wait", not only "mm-hm"."""
+    heard = barge_in.words(text)
+    return bool(heard) and not barge_in.only_stop(heard) and not barge_in.only_filler(heard)
+
+
 def is_progress(result: ResultToSay) -> bool:
     """A progress notice ("I'm still checking on that."): the harness releases them as `<work id>:p`."""
     return result.id.endswith(":p")
@@ -102,6 +108,7 @@ class Draft:
     base: list[tuple[str, str]]  # the frontend's history when it was drafted
     history: list[tuple[str, str]]  # ... with that turn in it (not yet the frontend's own)
     reply: Reply
+    talk: bool  # told at length (a story, an explanation, a description)
 
 
 class DefaultFrontend(Frontend):
@@ -234,8 +241,7 @@ class DefaultFrontend(Frontend):
         if draft is not None and (draft.text != text or draft.base != self.history or self.reply is not None):
             draft.reply.close()  # drafted on other words, or the conversation moved on since
             draft = None
-        heard = barge_in.words(text)
-        if not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
+        if not answerable(text):
             return  # nothing said, only "stop, wait", or only "mm-hm": keep listening
         if self.reply is not None:  # a new question replaces an unfinished answer
             self._remember_reply()
@@ -247,6 +253,8 @@ class DefaultFrontend(Frontend):
         if draft is not None:  # drafted at the last boundary on these very words: its first piece is ready
             self.history, self.reply = draft.history, draft.reply
             out.info["drafted"] = True
+            if draft.talk:
+                out.info["at_length"] = True
             return
         self.history = self._with_user(text)
         ruled = by_rule(protocol.strip_protocol(text), self.history) if self.s.rules else None
@@ -281,8 +289,7 @@ class DefaultFrontend(Frontend):
             return True  # drafted at an earlier boundary of the same pause
         if d is not None:
             self._drop_draft(out)
-        heard = barge_in.words(text)
-        if self.reply is not None or not heard or barge_in.only_stop(heard) or barge_in.only_filler(heard):
+        if self.reply is not None or not answerable(text):
             return False
         history = self._with_user(text)
         if self.s.rules and by_rule(protocol.strip_protocol(text), history) is not None:
@@ -295,12 +302,12 @@ class DefaultFrontend(Frontend):
             budget = self.s.draft_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
             if budget < 0.15 * out.info["audio_ms"] / 1e3:
                 return False
-        history, stream, _ = self._open(history, text)
+        history, stream, talk = self._open(history, text)
         reply = Reply(stream)
         if budget is not None:
             budget -= stream.prefill_s
         reply.hold(reply.next_piece(self.s.first_tokens, budget))
-        self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply)
+        self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply, talk)
         self.warm = False
         out.info["draft_ms"] = out.info["llm_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         out.info["draft_tokens"] = stream.prefilled + len(stream.tokens)
