@@ -20,11 +20,12 @@ from __future__ import annotations
 import importlib.util
 import logging
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 
 from edge.backends.locate import ModelMissing
+from edge.bargein.worker import CueWorker
 from edge.detect.asr import Transcriber, model_dir
 
 log = logging.getLogger("edge.bargein")
@@ -41,12 +42,11 @@ def unavailable(model: str) -> str | None:
     return None
 
 
-class OverlapTranscriber:
+class OverlapTranscriber(CueWorker):
     def __init__(self, threads: int = 1, model: str = "tiny.en", preload: bool = False) -> None:
+        super().__init__("overlap-asr", "recognizer", "from its level and length only")
         self.threads, self.model = threads, model
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="overlap-asr")
         self._asr: Transcriber | None = None
-        self.failed: str | None = None  # set when loading or running failed: the judge stops asking
         if preload:  # during the node's set-up, before the session starts: never while chunks arrive
             self._load()
 
@@ -78,17 +78,3 @@ class OverlapTranscriber:
         asr = self._load()
         t0 = time.perf_counter()
         return asr.transcribe(audio), (time.perf_counter() - t0) * 1e3
-
-    def result(self, job: Future[tuple[str, float]]) -> tuple[str, float] | None:
-        """The transcript, waited for; None (logged once) if the recognizer failed."""
-        try:
-            return job.result()
-        except Exception as exc:  # a damaged model file: decide without words from now on
-            if self.failed is None:
-                self.failed = str(exc) or type(exc).__name__
-                log.warning("barge-in: the recognizer failed (%s); speech over the reply is judged from its level "
-                            "and length only", self.failed)
-            return None
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)

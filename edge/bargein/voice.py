@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import collections
 import logging
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 
 from edge.audio_format import RATE
+from edge.bargein.worker import CueWorker
 from edge.detect import speaker
 
 log = logging.getLogger("edge.bargein")
@@ -39,14 +40,13 @@ MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voic
 MAX_ENROL_S = 8.0  # the end of a longer turn is enough
 
 
-class VoiceCue:
+class VoiceCue(CueWorker):
     def __init__(self, threshold: float = THRESHOLD, min_voice_ms: float = MIN_VOICE_MS, turns: int = 8,
                  short_threshold: float = SHORT_THRESHOLD) -> None:
+        super().__init__("voice-cue", "voice encoder", "without telling voices apart")
         self.threshold, self.min_voice_ms, self.short_threshold = threshold, min_voice_ms, short_threshold
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="voice-cue")
         self._encoder: speaker.VoiceEncoder | None = None
         self._turns: collections.deque[Future[np.ndarray | None]] = collections.deque(maxlen=turns)
-        self.failed: str | None = None
 
     @classmethod
     def load(cls, config: dict) -> "VoiceCue | None":
@@ -78,7 +78,7 @@ class VoiceCue:
         return len(self._turns)
 
     def profile(self) -> np.ndarray | None:
-        got = [e for e in (self._result(f) for f in list(self._turns)) if e is not None]
+        got = [e for e in (self.result(f) for f in list(self._turns)) if e is not None]
         if not got:
             return None
         e = np.mean(got, axis=0)
@@ -91,18 +91,5 @@ class VoiceCue:
         ref = self.profile()
         if ref is None:
             return None
-        e = self._result(self.pool.submit(self._embed, np.array(audio, np.float32)))
+        e = self.result(self.pool.submit(self._embed, np.array(audio, np.float32)))
         return None if e is None else float(e @ ref)
-
-    def _result(self, job: Future[np.ndarray | None]) -> np.ndarray | None:
-        try:
-            return job.result()
-        except Exception as exc:  # a damaged model file: decide without the cue from now on
-            if self.failed is None:
-                self.failed = str(exc) or type(exc).__name__
-                log.warning("barge-in: the voice encoder failed (%s); speech over the reply is judged without "
-                            "telling voices apart", self.failed)
-            return None
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
