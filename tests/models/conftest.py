@@ -12,3 +12,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 def transcriber():
     from edge.detect.asr import Transcriber
     return Transcriber(threads=1)
+
+
+@pytest.fixture(scope="module")
+def frontend():
+    """The embedded default's frontend on the virtual clock, one per test module (its chat state is the module's)."""
+    from edge.frontend.default.frontend import build
+    fe = build({"threads": 1, "realtime": False})
+    yield fe
+    fe.close()

@@ -2,21 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from edge.frontend.base import Chunk, ResultToSay
 from edge.bench import spoken
-from edge.frontend.default.frontend import build
 from edge.frontend.default.reply import ACKNOWLEDGEMENT
 
 NS = 1_000_000_000
-
-
-@pytest.fixture(scope="module")
-def frontend():
-    fe = build({"threads": 1, "realtime": False})
-    yield fe
-    fe.close()
 
 
 class Feed:

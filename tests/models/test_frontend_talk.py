@@ -8,17 +8,9 @@ from edge import messages as m
 from edge.bench import spoken
 from edge.bench.chat_set import MIN_WORDS, score
 from edge.frontend.base import Chunk
-from edge.frontend.default.frontend import build
 from edge.nodes.harness import asked_anew
 
 NS = 1_000_000_000
-
-
-@pytest.fixture(scope="module")
-def frontend():
-    fe = build({"threads": 1, "realtime": False})
-    yield fe
-    fe.close()
 
 
 _next = [0]  # the chunk index goes on across the tests: one session timeline

@@ -2,21 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from edge.bench import spoken
 from edge.frontend.base import Chunk
-from edge.frontend.default.frontend import build
 
 NS = 1_000_000_000
 RATE = 16000
-
-
-@pytest.fixture(scope="module")
-def frontend():
-    fe = build({"threads": 1, "realtime": False})
-    yield fe
-    fe.close()
 
 
 def words(text: str, end_s: float, total_s: float) -> np.ndarray:
