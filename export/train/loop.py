@@ -31,8 +31,8 @@ from export.train.voices import TRAIN_VOICES, ClipBank
 
 # Per variant: Omni chunks carry 64 image embeddings each, so its sessions are shorter and its batches smaller.
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
-DEFAULTS = {"audio": {"steps": 330, "batch": 8, "chunks": 20, "pretrain": 450},
-            "omni": {"steps": 260, "batch": 4, "chunks": 16, "pretrain": 120, "pretrain_vision": 200}}
+DEFAULTS = {"audio": {"steps": 450, "batch": 8, "chunks": 20, "pretrain": 500},
+            "omni": {"steps": 330, "batch": 4, "chunks": 16, "pretrain": 120, "pretrain_vision": 200}}
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class TrainSettings:
     steps: int = 0  # 0: the variant's default
     pretrain: int = -1  # steps of the audio encoder's first stage (export/train/pretrain.py); -1: the default
     pretrain_vision: int = -1  # Omni: steps of the resampler's first stage; -1: the default
+    pretrain_sequences: float = 0.0  # the share of the audio first stage on session-long phrase sequences
+    pretrain_anywhere: bool = False  # first-stage clips at random encoder positions instead of the first ones
     batch: int = 0
     chunks: int = 0  # session length in 1 s chunks (at most 30: the audio encoder's position table)
     lr: float = 2e-3
@@ -181,7 +183,8 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
     media = [p for n, p in model.named_parameters() if not n.startswith("llm.") and p.requires_grad]
     texts = phrases(s.variant)  # the questions first, so a question's number is its class here
     asked_head = torch.nn.Linear(int(config["hidden_size"]), len(texts))
-    stage1 = pretrain_audio(model, asked_head, bank, voices, texts, s.pretrain, s.seed, s.media_lr * 1.5, progress)
+    stage1 = pretrain_audio(model, asked_head, bank, voices, texts, s.pretrain, s.seed, s.media_lr * 1.5, progress,
+                            sequences=s.pretrain_sequences, anywhere=s.pretrain_anywhere)
     if slicing is not None:
         stage1["vision"] = pretrain_vision(model, slicing, FRAME_SIZES, s.pretrain_vision, s.seed, s.media_lr * 1.5,
                                            progress)

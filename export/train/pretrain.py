@@ -2,16 +2,15 @@
 
 Jointly with the LLM the encoder learns which question was asked only from
 the few answer tokens of a session, slowly. Here it learns it first from
-phrases alone (three chunks each, at a random encoder position, through the
-same per-chunk features and block-causal encoding), which separates the
-questions, the backchannels and the barge-in openers in about a minute; then
-from sequences as long as a session, one voice saying phrases one after
-another, so that a phrase is heard after other speech and late in the
-encoder's positions, as a second or third question is in a session (an
-encoder taught only on clips at the start of its positions misheard later
-questions). A head names each phrase from the chunk where the model would
-answer it and from all of its chunks up to there, so the encoder carries what
-was said into that chunk. The classifier head is kept for the joint stage's
+phrases alone (three chunks each, through the same per-chunk features and
+block-causal encoding), which separates the questions, the backchannels and
+the barge-in openers in about a minute. Optionally part of the stage hears
+sequences as long as a session (one voice saying phrases one after another)
+and clips at random encoder positions; measured through the runtime that
+made later questions heard worse, so both are off by default. A head names
+each phrase from the chunk where the model would answer it and from all of
+its chunks up to there, so the encoder carries what was said into that
+chunk. The classifier head is kept for the joint stage's
 "which question was asked" term and is not part of the checkpoint. For Omni,
 the resampler learns in the same way to carry the colour and the shape on
 camera before the LLM has to read them. Heads are training-only.
@@ -37,7 +36,6 @@ from kernels.resample import resample
 CLIP_CHUNKS = 3
 SEQ_CHUNKS = 20  # a second-phase sequence is as long as a training session: every position is heard
 SEQ_BATCH = 6
-CLIP_SHARE = 0.6  # the first phase's share of the stage's steps
 
 
 def vary(audio: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -64,8 +62,8 @@ class Heard:
 
 
 def clip_batch(rng: np.random.Generator, bank: ClipBank, voices: tuple[Voice, ...], texts: list[str],
-               n: int) -> tuple[torch.Tensor, list[Heard], torch.Tensor]:
-    """n phrases alone in three chunks, each at a random encoder position (so late positions learn too)."""
+               n: int, anywhere: bool = False) -> tuple[torch.Tensor, list[Heard], torch.Tensor]:
+    """n phrases alone in three chunks, at the encoder's first positions or (`anywhere`) at a random one."""
     mels, heard, offsets = [], [], []
     per = 50  # encoder positions per chunk
     for i in range(n):
@@ -78,7 +76,7 @@ def clip_batch(rng: np.random.Generator, bank: ClipBank, voices: tuple[Voice, ..
         buf = noisy(buf, rng)
         mels.append(stream_mels([buf[k * RATE:(k + 1) * RATE] for k in range(CLIP_CHUNKS)]))
         heard.append(Heard(i, 0, CLIP_CHUNKS - 1, label))
-        offsets.append(per * int(rng.integers(0, SEQ_CHUNKS - CLIP_CHUNKS + 1)))
+        offsets.append(per * int(rng.integers(0, SEQ_CHUNKS - CLIP_CHUNKS + 1)) if anywhere else 0)
     return torch.from_numpy(np.stack(mels)), heard, torch.tensor(offsets)
 
 
@@ -120,15 +118,18 @@ def heard_logits(head: torch.nn.Module, emb: torch.Tensor, heard: list[Heard]) -
 
 def pretrain_audio(model: Venus, head: torch.nn.Linear, bank: ClipBank, voices: tuple[Voice, ...],
                    texts: list[str], steps: int, seed: int, lr: float, progress: bool, batch: int = 32,
-                   seq_batch: int = SEQ_BATCH) -> dict:
-    """Two phases: phrases alone (it learns to tell them apart in a minute), then whole sequences of them
-    (every position after other speech, where a session's later questions are heard)."""
+                   seq_batch: int = SEQ_BATCH, sequences: float = 0.0, anywhere: bool = False) -> dict:
+    """Phrases alone (it learns to tell them apart in a minute), then, for a `sequences` share of the steps,
+    whole sequences of them (every position after other speech, where a session's later questions are heard).
+
+    The default is clips alone at the first positions: with 40% of the steps on sequences and clips at random
+    positions the bench through the runtime heard later questions worse, not better (README)."""
     if steps <= 0:
         return {}
     rng = np.random.default_rng([seed, 7])
     params = list(model.audio.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
-    first = max(1, round(steps * CLIP_SHARE)) if steps > 1 else steps
+    first = max(1, round(steps * (1.0 - sequences))) if steps > 1 else steps
     bar = tqdm(range(steps), desc="audio encoder, stage 1", unit="step", disable=not progress, leave=False)
     stats: dict = {}
     for step in bar:
@@ -136,7 +137,7 @@ def pretrain_audio(model: Venus, head: torch.nn.Linear, bank: ClipBank, voices: 
         for g in opt.param_groups:  # each phase: warm up, then a cosine down to a tenth, so its last steps settle
             g["lr"] = lr * min(1.0, (i + 1) / 20) * (0.1 + 0.45 * (1 + math.cos(math.pi * i / n)))
         if step < first:
-            mel, heard, offset = clip_batch(rng, bank, voices, texts, batch)
+            mel, heard, offset = clip_batch(rng, bank, voices, texts, batch, anywhere)
             emb = model.encode_audio(mel, offset)
         else:
             mel, heard = phrase_batch(rng, bank, voices, texts, seq_batch)
