@@ -27,9 +27,12 @@ from export.train.voices import HELDOUT_VOICES, RATE, ClipBank
 
 # Held-out sessions have more barge-ins and backchannels than training, and more of the questions answered
 # aloud (the replies that can be barged in on or acknowledged), so that with DEFAULT_SESSIONS each of those is
-# counted often; they leave the harness time to answer a delegation before the user speaks again.
+# counted often; they leave the harness time to answer a delegation before the user speaks again. A result is
+# planned 3 or 4 chunks after its delegation, where the harness's delivery gate releases an instant skill's answer
+# (measured in the bench's journals: the holding line is played, then the next idle boundary); planned later, an
+# acknowledgement meant for the result's reply fell after it, in silence.
 BENCH_MIX = Mix(interrupt=0.5, backchannel=1.0, outside=0.3, ack=0.1, no_result=0.0, speed=0.0, colour=False,
-                result_delay=(4, 6))
+                result_delay=(3, 4))
 DEFAULT_SESSIONS = 20
 HELDOUT_SEED = 1_000_003
 
