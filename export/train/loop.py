@@ -32,7 +32,7 @@ from export.train.voices import TRAIN_VOICES, ClipBank
 # Per variant: Omni chunks carry 64 image embeddings each, so its sessions are shorter and its batches smaller.
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
 DEFAULTS = {"audio": {"steps": 450, "batch": 8, "chunks": 20, "pretrain": 500},
-            "omni": {"steps": 330, "batch": 4, "chunks": 16, "pretrain": 120, "pretrain_vision": 200}}
+            "omni": {"steps": 330, "batch": 4, "chunks": 16, "pretrain": 300, "pretrain_vision": 80}}
 
 
 @dataclass(frozen=True)
