@@ -61,6 +61,8 @@ class Harness(ReturnSide):
         info = {"from": tr.old, "attempts": tr.item.attempts}
         if tr.item.capability:
             info["capability"] = tr.item.capability
+        if new == S.FAILED:
+            info["notice"] = bool(tr.item.notice)  # a failure still to be told (a file session waits for it)
         self.emit(m.WorkEvent(work_id, new, detail, info))
         if new in S.TERMINAL and tr.item.evidence:
             self._drop_evidence(Path(tr.item.evidence))  # frozen evidence lives as long as its task
@@ -311,7 +313,7 @@ class Harness(ReturnSide):
                         continue
                     self.store.update(item.id, notice_state="cancelled")
                     self.emit(m.WorkEvent(item.id, S.FAILED, f"its notice is dropped, {why}",
-                                          {"capability": item.capability}))
+                                          {"capability": item.capability, "notice": False}))
                 else:
                     self.cancel(item.id, why)
                 dropped.append(item.id)
