@@ -41,6 +41,8 @@ class BackendResult(Message):
     """result, progress or failure."""
     expires_ns: int = 0
     """Session time after which it is no longer worth saying (0: never)."""
+    asked_ns: int = -1
+    """When its request was made, if a new question after that makes it stale (stale_after_turn); -1: never."""
 
 
 @message
