@@ -2,13 +2,17 @@
 
 A question at the very end of a file is delegated at the file's last chunk
 boundary; its answer comes back later and is spoken at a boundary after
-that. So a file session does not end at the file's end while a delegated
-request is open: capture cuts silent chunks on (the frontend steps them,
-the harness releases the result at one, the voice says it) until every
+that; and a reply that opens a span says "Okay." and decodes the span over
+the next chunks. So a file session does not end at the file's end while a
+delegated request is open or the assistant's reply is unfinished: capture
+cuts silent chunks on (the frontend steps them, the harness releases the
+result at one, the voice says it) until the reply's turn has ended and every
 request seen is delivered (its speech played), cancelled, or failed with
 nothing left to say, or until `answer_wait_s` of session time has passed;
 then the end-of-input marker names in one sentence what was left
-unanswered. A live microphone never ends, so none of this applies to it.
+unanswered. An answer the frontend has begun to say by then is not: the
+voice plays out all it was given after the input ends. A live microphone
+never ends, so none of this applies to it.
 
 On the virtual clock the silent chunks go as fast as the graph allows once
 every open answer is ready (releasing and speaking it depend on session time
@@ -28,7 +32,8 @@ DONE = frozenset({"delivered", "cancelled"})
 WORKING = frozenset({"", "queued", "running", "cancelling"})  # wall time passes in these; "" = not yet accepted
 STATE_WORDS = {"": "it never reached the harness", "queued": "it was still queued",
                "running": "it was still being worked on", "cancelling": "it was being cancelled",
-               "completed": "it was ready but not yet spoken", "delivering": "it was being spoken",
+               "completed": "it was ready but not yet spoken",
+               "delivering": "it was handed to the frontend but not yet spoken",
                "failed": "it failed and the notice was not yet spoken"}
 
 
@@ -37,6 +42,7 @@ class _Request:
     instruction: str
     state: str = ""  # the newest work state heard ("" until the harness accepts it)
     notice: bool = True  # failed: whether a failure notice is still to be spoken
+    speaking: bool = False  # the frontend has handed its answer to the voice (which plays it out)
 
 
 class AnswerWait:
@@ -48,6 +54,7 @@ class AnswerWait:
         self.requests: dict[str, _Request] = {}
         self.announced: dict[int, int] = {}  # chunk index -> delegates its decision made (a restart decides again)
         self.decided = -1  # the newest chunk decided
+        self.replying = False  # the newest decisions said words of a reply whose turn has not ended
         self.file_chunks: int | None = None  # chunks the file itself filled (set when it ends)
         self.decision_wait_since: float | None = None
         self.last_go = 0.0  # monotonic time of the last silent chunk
@@ -56,13 +63,22 @@ class AnswerWait:
     # --- what the session says ----------------------------------------------------------------
     def hear(self, msg: m.Message) -> None:
         if isinstance(msg, m.ChunkDecision):
+            if msg.index >= self.decided:  # a restarted frontend decides some chunks again: the newest counts
+                if msg.turn_end or msg.interrupt:
+                    self.replying = False
+                elif msg.text:
+                    self.replying = True
             self.decided = max(self.decided, msg.index)
             self.announced[msg.index] = msg.delegates
+            if msg.info.get("speaks_work") in self.requests:
+                self.requests[msg.info["speaks_work"]].speaking = True
         elif isinstance(msg, m.DelegateRequest):
             self.requests.setdefault(msg.id, _Request(msg.instruction))
         elif isinstance(msg, m.WorkEvent) and msg.work_id in self.requests:
             req = self.requests[msg.work_id]
             req.state = msg.state
+            if msg.state == "completed":
+                req.speaking = False  # cut by an interrupt: offered again
             if msg.state == "failed":
                 req.notice = bool(msg.info.get("notice", False))
         elif isinstance(msg, m.Delivered) and msg.work_id in self.requests and msg.result_id.endswith(":f"):
@@ -84,10 +100,12 @@ class AnswerWait:
         self.decision_wait_since = None
         still = self.open()
         missing = sum(self.announced.values()) - len(self.requests)  # decided on, request not heard yet
-        if not still and missing <= 0:
+        if not still and missing <= 0 and not self.replying:
             return END
         if (cut - self.file_chunks) * self.chunk_ns >= self.limit_ns:
-            self.unanswered = self._sentence(still, missing)
+            unsaid = {wid: r for wid, r in still.items() if not r.speaking}
+            if unsaid or missing > 0 or self.replying:
+                self.unanswered = self._sentence(unsaid, missing, self.replying)
             return END
         if virtual and any(r.state in WORKING for r in still.values()) and \
                 time.monotonic() - self.last_go < self.chunk_ns / 1e9:
@@ -100,12 +118,17 @@ class AnswerWait:
         self.decision_wait_since = self.decision_wait_since or now
         return now - self.decision_wait_since > DECISION_WAIT_S
 
-    def _sentence(self, still: dict[str, _Request], missing: int) -> str:
+    def _sentence(self, still: dict[str, _Request], missing: int, replying: bool) -> str:
         parts = [f'"{r.instruction}" ({STATE_WORDS.get(r.state, r.state)})' for r in still.values()]
         if missing > 0:
             parts.append(f"{missing} more the harness never heard of")
         what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        answers = "the answer to" if len(parts) == 1 and missing <= 0 else "the answers to"
-        return (f"{answers} {what} {'was' if answers == 'the answer to' else 'were'} not spoken within "
-                f"{self.limit_ns / 1e9:g} s of the input file's end; --answer-wait SECONDS sets how long a file "
-                f"session waits.")
+        if not parts:
+            what, verb = "the assistant's reply", "was not finished"
+        elif len(parts) == 1 and missing <= 0:
+            what, verb = f"the answer to {what}", "was not spoken"
+        else:
+            what, verb = f"the answers to {what}", "were not spoken"
+        cut = ", and the reply under way was left unfinished" if parts and replying else ""
+        return (f"{what} {verb} within {self.limit_ns / 1e9:g} s of the input file's end{cut}; --answer-wait "
+                f"SECONDS sets how long a file session waits.")
