@@ -101,9 +101,10 @@ def session_parser() -> argparse.ArgumentParser:
                           "a copy of everything for the journal; proxy: every message through the proxy only")
     run.add_argument("--answer-wait", type=_seconds, default=None, metavar="SECONDS",
                      help="with a file as the microphone: after its end, keep listening to a quiet room up to "
-                          "this long (default 15; on the virtual clock of --fast alike) while a delegated request "
-                          "still waits for its answer to be spoken; what is still unanswered then is named on "
-                          "stderr and in the journal; 0 ends the session at the file's end")
+                          "this many seconds of session time (default 15; with --fast alike) while the reply is "
+                          "unfinished or a delegated request still waits for its answer to be spoken; what is "
+                          "still unanswered then is named in one sentence on stderr and in the journal; 0 ends "
+                          "the session at the file's end")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
     run.add_argument("--journal-days", type=float, default=None,
                      help="at start, remove sessions older than this from the journal folder (default 7)")
