@@ -66,6 +66,7 @@ class CaptureNode(Node):
         self.decision_wait_since: float | None = None
         self.decision_wait_given_up = False
         self.answers = AnswerWait(settings.answer_wait_s, self.chunk_ns)  # what a file's end waits for
+        self.answers.decided = self.index - 1  # restarted: what came before is not waited for again
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.settings.mic)
