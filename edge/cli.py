@@ -32,6 +32,16 @@ def _fps(text: str) -> float:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 3600.0:
+        raise argparse.ArgumentTypeError(f"must be seconds from 0 to 3600, not {text!r}")
+    return value
+
+
 def example_wav() -> str:
     return str(resources.files("edge") / "assets" / "two_plus_two.wav")
 
@@ -89,6 +99,12 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--bus", choices=("direct", "proxy"), default="direct",
                      help="direct (default): nodes send to each other in one hop, the supervisor's proxy carrying "
                           "a copy of everything for the journal; proxy: every message through the proxy only")
+    run.add_argument("--answer-wait", type=_seconds, default=None, metavar="SECONDS",
+                     help="with a file as the microphone: after its end, keep listening to a quiet room up to "
+                          "this many seconds of session time (default 15; with --fast alike) while the reply is "
+                          "unfinished or a delegated request still waits for its answer to be spoken; what is "
+                          "still unanswered then is named in one sentence on stderr and in the journal; 0 ends "
+                          "the session at the file's end")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
     run.add_argument("--journal-days", type=float, default=None,
                      help="at start, remove sessions older than this from the journal folder (default 7)")
@@ -171,6 +187,7 @@ def run(argv: list[str]) -> int:
                         **({"threads": args.threads} if args.threads is not None else {}), video_fps=args.video_fps,
                         context=args.context, kv_type=args.kv_type, wake=args.wake,
                         **({"wake_idle_s": args.wake_idle} if args.wake_idle is not None else {}),
+                        **({"answer_wait_s": args.answer_wait} if args.answer_wait is not None else {}),
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
     if args.camera is not None and not frontend.startswith("bundle") and frontend != "default":

@@ -75,6 +75,9 @@ class SessionConfig:
     # The wake word (a model shipped in pymicro-wakeword); None: the frontend hears everything, always.
     wake: str | None = setting(None, must=(lambda v: v is None or _is_wake_word(v), f"one of {', '.join(WAKE_WORDS)}"))
     wake_idle_s: float = setting(10.0, must=POSITIVE)  # with a wake word: idle this long, the conversation ends
+    # A file input: after its last chunk, wait at most this long (session time) for delegated work still owed an
+    # answer, listening to a quiet room meanwhile; 0 ends the input at the file's end (edge/nodes/capture_tail.py).
+    answer_wait_s: float = setting(15.0, must=(lambda v: 0 <= v <= 3600, "from 0 to 3600 seconds"))
     extra: dict = field(default_factory=dict)  # options without a field of their own (asr, harness, venus, ...)
 
     def as_dict(self) -> dict:
@@ -177,6 +180,7 @@ class CaptureSettings:
     quiet_dbfs: float = -60.0
     wake: str | None = None  # the wake word; None: the frontend hears everything
     wake_idle_s: float = 10.0
+    answer_wait_s: float = 0.0  # a file's end waits this long for delegated answers (0 without a harness)
 
     @property
     def chunk_ns(self) -> int:
@@ -259,7 +263,9 @@ def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
     # One archive folder for the vision node that writes it and the harness that answers from it.
     archive = memory_dir(flat) if "vision" in names else None
     build: dict[str, Callable[[], Any]] = {
-        "capture": lambda: _fill(CaptureSettings, flat, duplex=duplex),
+        # Only a graph with a frontend and a harness has delegated answers a file's end could wait for.
+        "capture": lambda: _fill(CaptureSettings, {**flat, **({} if {"frontend", "harness"} <= set(names)
+                                                             else {"answer_wait_s": 0.0})}, duplex=duplex),
         "frontend": lambda: _fill(FrontendSettings, flat, models=flat, sees="vision" in names),
         "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
         "harness": lambda: _fill(HarnessSettings, flat, memory_dir=archive),

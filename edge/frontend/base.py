@@ -127,6 +127,11 @@ class Frontend(ABC):
         """Queue a harness result; the frontend speaks it at its next idle listen boundary."""
 
     @abstractmethod
+    def withdraw(self, result_id: str) -> bool:
+        """Drop a delivered result it has not started to speak (the user asked something new since); whether
+        it was still waiting."""
+
+    @abstractmethod
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         """Whether this frontend judges speech over its own reply with `judge` in its step (see the class)."""
 

@@ -5,11 +5,16 @@ Script file, one action per line (`#` starts a comment):
     # chunk  action    text
     2        speak     Hello there, I am listening.
     4        delegate  What is the weather in Paris right now?
-    6        interrupt
-    7        listen
+    5        talk
+    6        hear      What time is it?
+    7        interrupt
+    8        listen
 
 `speak` text is spoken in that chunk (and ends the turn); `delegate` emits a
-span for the harness; `interrupt` yields the floor. Unlisted chunks listen.
+span for the harness; `interrupt` yields the floor; `talk` is the user
+speaking through the chunk, and `hear` the user's turn ending in it with
+these words (a new question: no harness result is spoken in either).
+Unlisted chunks listen.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from typing import Any
 
 from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 
-ACTIONS = ("speak", "delegate", "interrupt", "listen")
+ACTIONS = ("speak", "delegate", "interrupt", "listen", "talk", "hear")
 
 
 class ScriptError(ValueError):
@@ -45,7 +50,7 @@ def parse_script(text: str, source: str = "script") -> list[Action]:
         chunk, action, rest = int(parts[0]), parts[1], parts[2] if len(parts) > 2 else ""
         if action not in ACTIONS:
             raise ScriptError(f"{source}:{n}: unknown action {action!r}; use one of {', '.join(ACTIONS)}")
-        if action in ("speak", "delegate") and not rest:
+        if action in ("speak", "delegate", "hear") and not rest:
             raise ScriptError(f"{source}:{n}: {action} needs text")
         actions.append(Action(chunk, action, rest))
     return actions
@@ -77,7 +82,10 @@ class ScriptedFrontend(Frontend):
                 out.delegates.append(DelegateSpan(a.text, chunk.t_end_ns))  # heard through the chunk
             elif a.action == "interrupt":
                 out.interrupt = True
-        if out.control == "listen" and not out.interrupt and self.pending and self.speak_backend:
+            elif a.action == "hear":  # the user's turn ends in this chunk
+                out.user_text, out.info["user_end_ns"] = a.text, chunk.t_end_ns
+        users = any(a.action in ("talk", "hear") for a in self.by_chunk.get(chunk.index, []))
+        if out.control == "listen" and not out.interrupt and not users and self.pending and self.speak_backend:
             result = self.pending.pop(0)  # an idle listen boundary: speak the result now
             out.control, out.text, out.turn_end = "speak", result.text, True
             out.backend_id = result.id
@@ -86,6 +94,11 @@ class ScriptedFrontend(Frontend):
     def deliver(self, result: ResultToSay) -> None:
         if all(r.id != result.id for r in self.pending):
             self.pending.append(result)
+
+    def withdraw(self, result_id: str) -> bool:
+        kept = [r for r in self.pending if r.id != result_id]
+        dropped, self.pending = len(kept) < len(self.pending), kept
+        return dropped
 
     def checkpoint(self) -> dict[str, Any]:
         """Results waiting for an idle boundary: a restart still speaks them."""
@@ -112,6 +125,9 @@ class NullFrontend(Frontend):
 
     def deliver(self, result: ResultToSay) -> None:
         pass
+
+    def withdraw(self, result_id: str) -> bool:
+        return False  # it holds no results
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False

@@ -61,6 +61,8 @@ class Harness(ReturnSide):
         info = {"from": tr.old, "attempts": tr.item.attempts}
         if tr.item.capability:
             info["capability"] = tr.item.capability
+        if new == S.FAILED:
+            info["notice"] = bool(tr.item.notice)  # a failure still to be told (a file session waits for it)
         self.emit(m.WorkEvent(work_id, new, detail, info))
         if new in S.TERMINAL and tr.item.evidence:
             self._drop_evidence(Path(tr.item.evidence))  # frozen evidence lives as long as its task
@@ -298,20 +300,28 @@ class Harness(ReturnSide):
 
     def new_turn(self, heard_until_ns: int) -> list[str]:
         """The user asked something new, heard until `heard_until_ns`: work delegated for an earlier turn to a
-        capability in `stale_after_turn` and not yet released is dropped (its answer, or its failure notice,
-        would be spoken in the new question's place). Returns the ids dropped; each gets one WorkEvent saying why."""
+        capability in `stale_after_turn` and not yet spoken is dropped (its answer, or its failure notice, would
+        be spoken in the new question's place), released or not: the frontend drops a released copy it holds by
+        the same rule (BackendResult.asked_ns). Returns the ids dropped; each gets one WorkEvent saying why."""
         why = "stale: the user asked something new before it was spoken"
         dropped = []
         with self.lock:
-            for item in self.store.in_states([S.QUEUED, S.RUNNING, S.COMPLETED, S.FAILED]):
+            for item in self.store.in_states([S.QUEUED, S.RUNNING, S.COMPLETED, S.DELIVERING, S.FAILED]):
                 if item.opened_ns >= heard_until_ns or item.capability not in self.s.stale_after_turn:
                     continue
+                releases = [rid for rid, rel in self.inflight.items()
+                            if rel["work_id"] == item.id and rel["kind"] != "progress"]
+                if any(self.inflight[rid]["started"] for rid in releases):
+                    continue  # already being spoken: the new question does not unsay it
+                if item.state == S.DELIVERING or item.notice_state == "released":
+                    for rid in releases:
+                        del self.inflight[rid]
                 if item.state == S.FAILED:
-                    if item.notice_state != "pending":
+                    if item.notice_state not in ("pending", "released"):
                         continue
                     self.store.update(item.id, notice_state="cancelled")
                     self.emit(m.WorkEvent(item.id, S.FAILED, f"its notice is dropped, {why}",
-                                          {"capability": item.capability}))
+                                          {"capability": item.capability, "notice": False}))
                 else:
                     self.cancel(item.id, why)
                 dropped.append(item.id)

@@ -31,6 +31,11 @@ class ReturnSide:
         return Candidate(item.id, f"{item.id}:r{item.releases + 1}", item.result, "result", item.ready_ns,
                          item.expires_ns)
 
+    def _asked_ns(self, work_id: str) -> int:
+        """When the request was made, for work a new question makes stale (`stale_after_turn`); else -1."""
+        item = self.store.get(work_id)
+        return item.opened_ns if item is not None and item.capability in self.s.stale_after_turn else -1
+
     def boundary(self, idle: bool) -> Candidate | None:
         """A chunk boundary: release at most one ready result if the gate allows it now."""
         with self.lock:
@@ -53,7 +58,7 @@ class ReturnSide:
                 self.progress.pop(c.work_id, None)
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns))
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
             return c
 
     def on_speak(self, backend_id: str, epoch: int = 0) -> None:
@@ -166,13 +171,15 @@ class ReturnSide:
                 rid = f"{item.id}:r{item.releases}"  # the same id: the frontend ignores a copy it already has
                 self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True,
                                       "started_ns": now}
-                self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns))
+                self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns,
+                                          self._asked_ns(item.id)))
                 counts["rereleased"] += 1
             for item in self.store.in_states([S.FAILED]):
                 if item.notice_state == "released":
                     rid = f"{item.id}:f"
                     self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True,
                                           "started_ns": now}
-                    self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns))
+                    self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns,
+                                              self._asked_ns(item.id)))
             self.poll()
             return counts

@@ -10,7 +10,7 @@ __all__ = ["DelegateRequest", "BackendResult", "Delivered", "CancelWork", "WorkE
 class DelegateRequest(Message):
     """frontend -> harness: a `<delegate>` span; acknowledged only once stored durably."""
 
-    TYPE = "delegate_request"; TOPIC = "hrn.delegate"; SENDERS = ("frontend",); RECEIVERS = ("harness",)
+    TYPE = "delegate_request"; TOPIC = "hrn.delegate"; SENDERS = ("frontend",); RECEIVERS = ("harness", "capture")
     RELIABLE = True
     VOLATILE = frozenset({"id"})
     id: str
@@ -41,13 +41,15 @@ class BackendResult(Message):
     """result, progress or failure."""
     expires_ns: int = 0
     """Session time after which it is no longer worth saying (0: never)."""
+    asked_ns: int = -1
+    """When its request was made, if a new question after that makes it stale (stale_after_turn); -1: never."""
 
 
 @message
 class Delivered(Message):
     """frontend -> harness: every speech piece of a result's reply was played and acknowledged."""
 
-    TYPE = "delivered"; TOPIC = "hrn.delivered"; SENDERS = ("frontend",); RECEIVERS = ("harness",)
+    TYPE = "delivered"; TOPIC = "hrn.delivered"; SENDERS = ("frontend",); RECEIVERS = ("harness", "capture")
     RELIABLE = True
     id: str
     """Unique id (acknowledgement, de-duplication)."""
@@ -74,9 +76,9 @@ class CancelWork(Message):
 
 @message
 class WorkEvent(Message):
-    """harness -> recorder: a work item changed state."""
+    """harness -> recorder, capture: a work item changed state (a file session waits for open ones)."""
 
-    TYPE = "work_event"; TOPIC = "hrn.work"; SENDERS = ("harness",); RECEIVERS = ("recorder",)
+    TYPE = "work_event"; TOPIC = "hrn.work"; SENDERS = ("harness",); RECEIVERS = ("recorder", "capture")
     VOLATILE = frozenset({"detail"})
     work_id: str
     """The work item."""

@@ -131,13 +131,15 @@ class SceneDescription(Message):
 
 @message
 class EndOfInput(Message):
-    """capture -> frontend: the input (a file) is exhausted after chunk `last_index`."""
+    """capture -> frontend: the input (a file, and the quiet room after it) is exhausted after chunk `last_index`."""
 
     TYPE = "end_of_input"; TOPIC = "media.end"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
     last_index: int
     """The last chunk published."""
     t_end_ns: int
     """Session time the input ends."""
+    unanswered: str = ""
+    """One sentence naming the delegated requests whose answers were not spoken when the wait ran out."""
 
 
 @message

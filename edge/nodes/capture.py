@@ -20,6 +20,7 @@ from edge.capture.wake_gate import WakeGate
 from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO
 from edge.nodes.capture_pacing import BLOCK, RealTimeCapture, VirtualCapture
+from edge.nodes.capture_tail import END, WAIT, AnswerWait
 from edge.nodes.capture_ring import RING_S, ChunkRing
 from edge.settings import CaptureSettings
 from edge.wire import Envelope
@@ -64,6 +65,8 @@ class CaptureNode(Node):
         self.wake: WakeGate | None = None
         self.decision_wait_since: float | None = None
         self.decision_wait_given_up = False
+        self.answers = AnswerWait(settings.answer_wait_s, self.chunk_ns)  # what a file's end waits for
+        self.answers.decided = self.index - 1  # restarted: what came before is not waited for again
 
     def setup(self) -> None:
         self.audio = open_audio_source(self.settings.mic)
@@ -90,10 +93,13 @@ class CaptureNode(Node):
             self.ducked = False  # the frontend decided: playback is back to full volume
         elif isinstance(msg, m.ChunkDecision):
             self.ring.on_decided(msg.index)
+            self.answers.hear(msg)
             if self.wake is not None and (msg.control == "speak" or msg.user_text or msg.text or msg.delegates):
                 self.wake.heard((msg.index + 1) * self.chunk_ns)  # the frontend heard or said something
         elif isinstance(msg, m.ResendChunks):
             self._resend(msg.from_index)
+        elif isinstance(msg, (m.DelegateRequest, m.WorkEvent, m.Delivered)):
+            self.answers.hear(msg)  # a file session ends once what was delegated is answered
 
     def _resend(self, from_index: int) -> None:
         """A restarted frontend asks for what it has not decided: send it again from the ring, in order."""
@@ -121,7 +127,7 @@ class CaptureNode(Node):
     def tick(self) -> float | None:
         if self.done:
             # Repeat the end marker: a node restarted after it went out must still hear it.
-            self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns))
+            self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns, self.answers.unanswered))
             return 0.5
         if self.pacing.virtual and (self._held_by_frontend() or self._awaits_decision()):
             return 0.002
@@ -164,8 +170,10 @@ class CaptureNode(Node):
         if block is None:
             if self.audio.live:
                 return 0.005
-            self.finish()
-            return 0.5
+            after = self.after_file()
+            if after is not None:
+                return after
+            block = np.zeros(self.chunk_samples, np.float32)
         if len(block) < self.chunk_samples:
             block = np.concatenate([block, np.zeros(self.chunk_samples - len(block), np.float32)])
         if self.listener is not None:
@@ -237,9 +245,22 @@ class CaptureNode(Node):
             self.frame_index += 1
         return newest
 
+    def after_file(self) -> float | None:
+        """The file is read: None to cut one more chunk of the quiet room (delegated work is still owed an
+        answer), else the delay until the next look (the input has ended when `done` is set)."""
+        what = self.answers.after_file(self.index, self.pacing.virtual)
+        if what == WAIT:
+            return 0.01
+        if what == END:
+            self.finish()
+            return 0.5
+        return None
+
     def finish(self) -> None:
         self.done = True
-        self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns))
+        self.io.publish(m.EndOfInput(self.index - 1, self.index * self.chunk_ns, self.answers.unanswered))
+        if self.answers.unanswered:
+            log.info("capture: %s", self.answers.unanswered)
         log.info("capture: input ended after %d chunks", self.index)
 
     def stats(self) -> dict:

@@ -21,6 +21,7 @@ from edge.frontend.base import Chunk, Frame, Frontend, ResultToSay
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_state import StepFiles, state_folder
+from edge.nodes.new_question import asked_anew
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
 
@@ -28,6 +29,7 @@ log = logging.getLogger("edge.frontend")
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without
+STALE = "stale: the user asked something new before it was spoken"  # the harness's words for the same drop
 
 
 @dataclass
@@ -59,6 +61,10 @@ class FrontendNode(Node):
         self.replies: dict[str, _Reply] = {}
         self.speak_to_backend: dict[str, str] = {}
         self.backend_texts: dict[str, tuple[str, str]] = {}  # result id -> (work id, text)
+        # Results handed to the frontend and not yet spoken that a new question makes stale: id -> when asked.
+        self.asked: dict[str, int] = {}
+        self.new_turn_ns = -1  # where the newest new question the frontend heard ended
+        self.dropped: dict[str, str] = {}  # results dropped since the last decision, which journals them: id -> why
         self.chunks = 0
         self.compute_ns_total = 0
         self.audio_ns_total = 0
@@ -112,6 +118,9 @@ class FrontendNode(Node):
                         in st.get("replies", {}).items()}
         self.speak_to_backend = dict(st.get("speak_to_backend", {}))
         self.backend_texts = {rid: (w, t) for rid, (w, t) in st.get("backend_texts", {}).items()}
+        self.asked = {rid: int(t) for rid, t in st.get("asked", {}).items()}
+        self.new_turn_ns = int(st.get("new_turn_ns", -1))
+        self.dropped = dict(st.get("dropped", {}))
 
     def _checkpoint(self) -> dict:
         """The small state the supervisor hands back on a restart: where the step files are, and a summary."""
@@ -126,7 +135,8 @@ class FrontendNode(Node):
                 "playback_active": self.playback_active, "epoch": self.io.epoch,
                 "replies": {bid: [r.work_id, sorted(r.speaks), r.closed] for bid, r in self.replies.items()},
                 "speak_to_backend": self.speak_to_backend,
-                "backend_texts": {rid: list(v) for rid, v in self.backend_texts.items()}}
+                "backend_texts": {rid: list(v) for rid, v in self.backend_texts.items()},
+                "asked": self.asked, "new_turn_ns": self.new_turn_ns, "dropped": self.dropped}
         self.files.write(self.gen, {"node": node, "frontend": self.frontend.checkpoint(),
                                     "outbox": [[i, f] for i, f in self.io.unacked()]})
         self.io.control(m.Checkpoint(self.name, self._checkpoint()))
@@ -151,9 +161,14 @@ class FrontendNode(Node):
             self._on_played(msg)
         elif isinstance(msg, m.BackendResult):
             assert self.frontend is not None
-            self.backend_texts[msg.id] = (msg.work_id, msg.text)
-            self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
-            self._commit()  # written down before the runner acknowledges it: a restart still says it
+            if 0 <= msg.asked_ns < self.new_turn_ns:
+                self.dropped[msg.id] = STALE  # released before the harness heard the new question
+            else:
+                self.backend_texts[msg.id] = (msg.work_id, msg.text)
+                if msg.asked_ns >= 0:
+                    self.asked[msg.id] = msg.asked_ns
+                self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
+            self._commit()  # written down before the runner acknowledges it: a restart still says it (or not)
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
         elif isinstance(msg, m.EndOfInput) and self.end is None:
@@ -256,9 +271,15 @@ class FrontendNode(Node):
             self.in_turn = False
         if self.restored is not None:  # the first decision after a restart says what was rebuilt
             out.info["restored"], self.restored = self.restored, None
-        self.io.publish(m.ChunkDecision(
+        decision = m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
-            recv_delay, compute, compute / span if span else 0.0, out.info))
+            recv_delay, compute, compute / span if span else 0.0, out.info)
+        self._drop_stale(asked_anew(decision), out.backend_id)
+        if out.backend_id:  # whose answer this says (a file session waits for it)
+            out.info["speaks_work"] = self.backend_texts.get(out.backend_id, ("", ""))[0] or out.backend_id
+        if self.dropped:  # the journal says which results were dropped, and why
+            out.info["dropped_results"], self.dropped = self.dropped, {}
+        self.io.publish(decision)
         if out.text:
             if not self.in_turn:
                 self.utterance += 1
@@ -271,6 +292,7 @@ class FrontendNode(Node):
                                         out.backend_id, list(states.token_ids) if payload else [],
                                         int(states.hidden.shape[1]) if payload else 0), payload)
             if out.backend_id:
+                self.asked.pop(out.backend_id, None)
                 work_id = self.backend_texts.get(out.backend_id, ("", ""))[0]
                 reply = self.replies.setdefault(out.backend_id, _Reply(work_id))
                 reply.speaks.add(speak_id)
@@ -285,6 +307,21 @@ class FrontendNode(Node):
         self.next_index = msg.index + 1
         self._commit()
         self._maybe_done()
+
+    def _drop_stale(self, turn_end_ns: int | None, speaking: str) -> None:
+        """The user asked something new (their turn ended at `turn_end_ns`): the frontend drops the answers to
+        earlier requests it holds and has not started to speak, as the harness drops the work it still has."""
+        if turn_end_ns is None:
+            return
+        assert self.frontend is not None
+        self.new_turn_ns = max(self.new_turn_ns, turn_end_ns)
+        for rid, asked_ns in list(self.asked.items()):
+            if asked_ns >= turn_end_ns or rid == speaking:
+                continue
+            del self.asked[rid]  # held or not (a frontend may drop a progress notice itself), done with
+            if self.frontend.withdraw(rid):
+                self.backend_texts.pop(rid, None)
+                self.dropped[rid] = STALE
 
     def _on_played(self, ack: m.PlaybackAck) -> None:
         bid = self.speak_to_backend.get(ack.speak_id)

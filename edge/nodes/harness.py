@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from edge import messages as m
-from edge.bargein import words as heard
 from edge.graph.node import Node, NodeIO
 from edge.harness.assemble import Built, build_harness, with_vision
 from edge.harness.general_model import with_general_chat
+from edge.nodes.new_question import asked_anew
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 
@@ -34,21 +34,6 @@ def state_dir(settings: HarnessSettings, restore: dict) -> Path:
     if restore.get("dir"):
         return Path(restore["dir"])
     return Path(tempfile.mkdtemp(prefix="venus-harness-"))
-
-
-def asked_anew(msg: m.ChunkDecision) -> int | None:
-    """When the frontend heard the user ask something new in this decision, where the user's turn ended.
-
-    Only a frontend that transcribes says so (`user_text`, `user_end_ns`); "mm-hm", "stop" or speech the
-    barge-in judge let the reply go on past are no new question.
-    """
-    end = msg.info.get("user_end_ns")
-    said = heard.words(msg.user_text)
-    if end is None or not said or heard.only_filler(said) or heard.only_stop(said):
-        return None
-    if msg.info.get("barge_in", {}).get("decision") in heard.GO_ON:
-        return None
-    return int(end)
 
 
 class HarnessNode(Node):

@@ -124,7 +124,8 @@ def _replay(original: Journal, recorded: SessionConfig, work: Path, notes: list[
     # room again, or cancelling a second time, would change the input the session decided on.
     cfg = dataclasses.replace(recorded, room_echo=None, echo_cancel=False, mic=str(wav),
                               camera=str(frames) if frames else None, speaker=speaker or str(work / "reply.wav"),
-                              journal=str(out_journal or work / "replay.journal"), realtime=False, pace=1.0)
+                              journal=str(out_journal or work / "replay.journal"), realtime=False, pace=1.0,
+                              answer_wait_s=0.0)  # the recorded input holds the quiet room the session waited in
     report = run_session(cfg, inprocess=inprocess)
     if not report.ok:
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")

@@ -1,6 +1,7 @@
 """What a person sees after a session: both sides' words, delegations, restarts, where the audio went."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from edge import messages as m
@@ -41,3 +42,6 @@ def print_summary(journal_path: str, report: SessionReport, speaker: str | None)
         say(f"restarts: {restarts}")
     if speaker and speaker.lower().endswith(".wav") and Path(speaker).exists():
         say(f"reply audio: {speaker}")
+    notes = {msg.unanswered for _, msg in journal.messages(m.EndOfInput) if msg.unanswered}
+    for note in sorted(notes):  # the end marker is repeated: each sentence once
+        say(f"venus-edge: {note}", file=sys.stderr)

@@ -31,7 +31,8 @@ def test_the_page_shows_decisions_work_items_and_a_restart(tmp_path, speech_wav,
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     monkeypatch.setenv("CRASH_ONCE_MARKER", str(tmp_path / "crashed"))
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "s.journal"),
-                        frontend=f"scripted:{script}", voice="espeak", realtime=True)
+                        frontend=f"scripted:{script}", voice="espeak", realtime=True,
+                        answer_wait_s=0.0)  # ends with the file, before the failed work's notice is said
     live = start_live(cfg, node_classes={"harness": "crash_nodes:CrashOnceHarness"})
     deadline = time.monotonic() + 60
     while json.loads(get(live.server.url + "/health")[1])["status"] != "ready" and time.monotonic() < deadline:

@@ -22,7 +22,8 @@ def _value(fams: dict, name: str, sample: str, **labels: str) -> float:
 
 def test_health_and_metrics_of_a_running_session(tmp_path, speech_wav, script):
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "s.journal"),
-                        frontend=f"scripted:{script}", voice="espeak", realtime=True)
+                        frontend=f"scripted:{script}", voice="espeak", realtime=True,
+                        answer_wait_s=0.0)  # ends with the file, before the failed work's notice is said
     live = start_live(cfg)
     live.watch_health()
     report = live.finish()

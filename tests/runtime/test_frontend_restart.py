@@ -99,8 +99,10 @@ def test_the_embedded_default_gets_its_history_back_and_prefills_it(tmp_path, qu
 
 
 def test_killing_the_embedded_default_mid_session_loses_no_chunk_and_no_turn(tmp_path, question):
+    # answer_wait_s=0: the file's nine chunks are the session (the answer's delivery, confirmed by the restarted
+    # frontend, would otherwise keep it listening a while longer).
     cfg = SessionConfig(mic=str(question), speaker="null", journal=str(tmp_path / "s.journal"), frontend="default",
-                        voice="null", realtime=False)
+                        voice="null", realtime=False, answer_wait_s=0.0)
     sup = make_supervisor(cfg, ALL_NODES)
     result: dict = {}
     runner = threading.Thread(target=lambda: result.setdefault("report", sup.run()), daemon=True)

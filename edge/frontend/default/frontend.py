@@ -517,6 +517,12 @@ class DefaultFrontend(Frontend):
             self.arrival[result.id] = self.delivered
             self.delivered += 1
 
+    def withdraw(self, result_id: str) -> bool:
+        kept = collections.deque(r for r in self.results if r.id != result_id)
+        dropped, self.results = len(kept) < len(self.results), kept
+        self.arrival.pop(result_id, None)
+        return dropped
+
     def close(self) -> None:
         if self.reply is not None:
             self.reply.close()

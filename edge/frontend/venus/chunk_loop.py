@@ -154,6 +154,12 @@ class ChunkLoop:
         self.pending.append(Waiting(result_id, work_id, clean))
         return True
 
+    def withdraw(self, result_id: str) -> bool:
+        """Drop a result still waiting for a boundary (one already in the context is its turn's to speak)."""
+        kept = [w for w in self.pending if w.result_id != result_id]
+        dropped, self.pending = len(kept) < len(self.pending), kept
+        return dropped
+
     # --- forcing (test-only) -------------------------------------------------------------------
     def _forced(self, index: int) -> list[int]:
         out: list[int] = []

@@ -118,6 +118,9 @@ class VenusFrontend(Frontend):
     def deliver(self, result: ResultToSay) -> None:
         self.loop.deliver(result.id, result.text, result.work_id)
 
+    def withdraw(self, result_id: str) -> bool:
+        return self.loop.withdraw(result_id)
+
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False  # no transcript of the user: the judge decides from capture's activity and the audio
 
