@@ -26,8 +26,9 @@ SOURCES = ("export/train/*.py", "export/tiny.py", "export/tiny_tokenizer.py", "e
            "export/torch_ref/tiny_parts.py", "export/torch_ref/weights.py", "export/torch_ref/token2wav_assets.py",
            "kernels/logmel.py", "kernels/image.py", "kernels/resample.py", "edge/protocol/*.py",
            "edge/bench/spoken.py", "edge/speech/piper/*.py")
-# Modules under export/train that only measure or store a trained model: a change to them keeps the cache.
-NOT_SHAPING = ("export/train/bench.py", "export/train/score.py", "export/train/cache.py")
+# Modules under export/train that only measure or store a trained model, or hold the defaults (they reach the key
+# through the resolved settings): a change to them keeps the cache.
+NOT_SHAPING = ("export/train/bench.py", "export/train/score.py", "export/train/cache.py", "export/train/defaults.py")
 
 
 def cache_root() -> Path:

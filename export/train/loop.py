@@ -23,16 +23,14 @@ from export.errors import ExportError
 from export.tiny import TINY_LLM, VARIANTS, write_tiny
 from export.train import script
 from export.train.batch import Batch, Slicing, make_batch
+from export.train.defaults import DEFAULTS
 from export.train.model import Venus
 from export.train.pretrain import pretrain_audio, pretrain_vision
 from export.train.sequence import IGNORE, KINDS, Tokens
 from export.train.session import FRAME_SIZES, Mix, make_session
 from export.train.voices import TRAIN_VOICES, ClipBank
 
-# Per variant: Omni chunks carry 64 image embeddings each, so its sessions are shorter and its batches smaller.
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
-DEFAULTS = {"audio": {"steps": 450, "batch": 8, "chunks": 20, "pretrain": 500},
-            "omni": {"steps": 330, "batch": 4, "chunks": 16, "pretrain": 300, "pretrain_vision": 80}}
 
 
 @dataclass(frozen=True)
