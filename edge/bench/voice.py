@@ -63,6 +63,11 @@ class Turn:
     asr_ms: float = 0.0  # that step's final transcript
     prefill_ms: float = 0.0  # ... and its prompt prefill
     speak_ns: int = 0  # when the first words went to the voice
+    # The first piece's way through the speech node, on the same session clock as the stamps above:
+    first_speak: str = ""  # the id of the SpeakText that carried them
+    received_ns: int = 0  # the speech node took the words off the bus
+    ready_ns: int = 0  # their first audio was synthesized
+    written_ns: int = 0  # that audio's first samples went to the sink
 
     def stages(self) -> dict[str, float] | None:
         """The turn's latency cut into what happened one after the other, in ms (None: not answered)."""
@@ -75,6 +80,17 @@ class Turn:
                 # the first words decoded (and any boundary more they waited for)
                 "words": (self.speak_ns - self.step_start_ns) / 1e6 - self.asr_ms - self.prefill_ms,
                 "voice": (self.first_audio_ns - self.speak_ns) / 1e6}  # synthesized and playing
+
+    def hand_over(self) -> dict[str, float] | None:
+        """The `voice` stage cut apart, and what follows it, in ms: the words' trip from the frontend to the
+        speech node, waiting there for the synthesizer and synthesizing, the player taking the audio, and
+        the sink being written (after the latency's end point: the WAV places the audio at its start time)."""
+        if not (self.speak_ns and self.received_ns and self.ready_ns and self.first_audio_ns):
+            return None
+        return {"bus": (self.received_ns - self.speak_ns) / 1e6,
+                "synth": (self.ready_ns - self.received_ns) / 1e6,
+                "play": (self.first_audio_ns - self.ready_ns) / 1e6,
+                "sink": (self.written_ns - self.first_audio_ns) / 1e6 if self.written_ns else float("nan")}
 
     @property
     def idle_estimate_ms(self) -> float | None:
@@ -155,7 +171,8 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                 speaks[msg.id] = current
                 if current.first_audio_ns is None:
                     waiting = current
-                current.speak_ns = current.speak_ns or rec.env.t_ns
+                if not current.speak_ns:
+                    current.speak_ns, current.first_speak = rec.env.t_ns, msg.id
         elif isinstance(msg, m.PlaybackState):
             # A piece cut short by an interruption is never acknowledged; playback starting still counts.
             if msg.active and waiting is not None and waiting.first_audio_ns is None:
@@ -166,6 +183,9 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
             turn = speaks.get(msg.speak_id)
             if turn is not None and msg.seq == 0 and (turn.first_audio_ns is None or msg.t_start_ns < turn.first_audio_ns):
                 turn.first_audio_ns = msg.t_start_ns  # exact: the piece's first sample on the session clock
+            if turn is not None and msg.seq == 0 and msg.speak_id == turn.first_speak:
+                turn.received_ns = turn.speak_ns + msg.recv_delay_ns  # the turn's first words' piece
+                turn.ready_ns, turn.written_ns = msg.t_ready_ns, msg.t_written_ns
     stage["replies"] = replies
     return stage
 
@@ -271,6 +291,16 @@ def main(argv: list[str]) -> int:
     if staged and not bundle:
         print("stages p50 (ms): " + ", ".join(f"{k} {pct([st[k] for st in staged], 50):.0f}" for k in staged[0]) +
               " (speech end -> chunk boundary -> step -> final transcript -> prefill -> first words -> playing)")
+    handed = [h for h in (t.hand_over() for t in turns) if h is not None]
+    if handed:
+        print("voice stage p50 (ms): " + ", ".join(f"{k} {pct([h[k] for h in handed], 50):.0f}" for k in handed[0]) +
+              " (words sent -> speech node has them -> first audio synthesized -> playing -> written to the sink)")
+    paired = [t for t in turns if t.stages() is not None and t.first_text]
+    if paired and not bundle:  # where the wall clock and the idle estimate part
+        print(f"critical path p50 (ms): frontend wall {pct([(t.speak_ns - t.step_start_ns) / 1e6 for t in paired], 50):.0f} "
+              f"against CPU {pct([t.cpu_ms for t in paired], 50):.0f}; voice wall "
+              f"{pct([(t.first_audio_ns - t.speak_ns) / 1e6 for t in paired], 50):.0f} against CPU "
+              f"{pct([t.tts_cpu_ms for t in paired], 50):.0f}")
     idle = [t.idle_estimate_ms for t in turns if t.idle_estimate_ms is not None]
     if idle and not bundle:  # the estimate needs the CPU times only the embedded default reports
         print(f"on an idle machine (estimate: the wait for the chunk boundary plus CPU time on the critical path): "

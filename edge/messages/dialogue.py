@@ -87,7 +87,7 @@ class PlaybackAck(Message):
 
     TYPE = "playback_ack"; TOPIC = "dlg.played"; SENDERS = ("speech",); RECEIVERS = ("frontend",)
     RELIABLE = True
-    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns"})
+    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns", "t_ready_ns", "t_written_ns"})
     id: str
     """Unique id (acknowledgement, de-duplication)."""
     speak_id: str
@@ -112,6 +112,10 @@ class PlaybackAck(Message):
     """The harness result these words spoke, if any."""
     recv_delay_ns: int = 0
     """The SpeakText's stamp to its receipt by the speech node."""
+    t_ready_ns: int = 0
+    """Session time the piece was synthesized (handed to the player)."""
+    t_written_ns: int = 0
+    """Session time its first samples were written to the sink (0: none were)."""
 
 
 @message

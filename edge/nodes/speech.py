@@ -188,7 +188,7 @@ class SpeechNode(Node):
             self.played_pieces += 1
             self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
                                           p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
-                                          p.backend_id, p.recv_delay_ns))
+                                          p.backend_id, p.recv_delay_ns, p.ready_ns, p.written_ns))
             self._played(p.speak_id, p.seq, p.last)
         active = self.pacing.audible(self.player.active, self.player.pending())
         if active != self.was_active:
