@@ -126,6 +126,7 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
     current: Turn | None = None
     rate = int(j.session.get("config", j.session).get("speaker_rate", 24000))
     replies: list[str] = []
+    opens: list[Turn | None] = []  # per reply: the turn whose first words it carries
     waiting: Turn | None = None  # a turn whose first words are out but not yet heard playing
     speaking: Turn | None = None  # a turn decided, its first words not yet sent
     chunk_end: dict[int, int] = {}  # chunk index -> its end on the session clock
@@ -166,6 +167,7 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                     speaking.first_text, speaking = msg.text, None
         elif isinstance(msg, m.SpeakText):
             replies.append(msg.text)
+            opens.append(current if current is not None and not current.speak_ns else None)
             if current is not None:
                 current.reply = (current.reply + " " + msg.text).strip()
                 speaks[msg.id] = current
@@ -186,26 +188,26 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
             if turn is not None and msg.seq == 0 and msg.speak_id == turn.first_speak:
                 turn.received_ns = turn.speak_ns + msg.recv_delay_ns  # the turn's first words' piece
                 turn.ready_ns, turn.written_ns = msg.t_ready_ns, msg.t_written_ns
-    stage["replies"] = replies
+    stage["replies"], stage["opens"] = replies, opens
     return stage
 
 
-def tts_rtf(texts: list[str], turns: list[Turn], threads: int) -> float:
-    """Synthesis time per second of audio over the replies; also each turn's CPU for its first piece."""
+def tts_rtf(texts: list[str], opens: list[Turn | None], threads: int) -> float:
+    """Synthesis time per second of audio over the replies; also each turn's CPU for its first piece. The
+    replies are said again in the session's order, so a phrase the voice kept ("Okay.") is free here
+    exactly where it was free there."""
     from edge.speech.piper.voice import PiperVoice
 
     voice = PiperVoice(threads=threads)
     spent = audio_s = 0.0
-    for text in texts:
+    for text, turn in zip(texts, opens):
         t0 = time.perf_counter()
-        for piece in voice.synthesize(text):
+        c0 = time.process_time()
+        for i, piece in enumerate(voice.synthesize(text)):
+            if turn is not None and i == 0:
+                turn.tts_cpu_ms = (time.process_time() - c0) * 1e3
             audio_s += len(piece) / voice.sample_rate
         spent += time.perf_counter() - t0
-    for t in turns:
-        if t.first_text:
-            c0 = time.process_time()
-            next(iter(voice.synthesize(t.first_text)), None)
-            t.tts_cpu_ms = (time.process_time() - c0) * 1e3
     return spent / audio_s if audio_s else float("nan")
 
 
@@ -270,7 +272,7 @@ def main(argv: list[str]) -> int:
             "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else nan,
             "ASR": stage["asr_ms"] / stage["asr_audio_ms"] if stage["asr_audio_ms"] else nan,
             "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else nan,
-            "TTS": tts_rtf(stage["replies"], turns, args.threads),
+            "TTS": tts_rtf(stage["replies"], stage["opens"], args.threads),
         }
     for i, t in enumerate(turns, 1):
         lat = f"{t.latency_ms:.0f} ms" if t.latency_ms is not None else "no reply"
