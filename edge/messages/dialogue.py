@@ -16,7 +16,7 @@ class ChunkDecision(Message):
 
     TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDERS = ("frontend",)
     RECEIVERS = ("speech", "harness", "capture")
-    VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info"})
+    VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info", "ahead"})
     index: int
     """The chunk decided on."""
     control: str
@@ -39,6 +39,8 @@ class ChunkDecision(Message):
     """compute_ns over the chunk's length."""
     info: dict = field(default_factory=dict)
     """The frontend's own details (barge-in decisions, model timings)."""
+    ahead: str = ""
+    """Words drafted for a later boundary (the user paused): the voice may make them ready now."""
 
 
 @message

@@ -258,7 +258,7 @@ class FrontendNode(Node):
             out.info["restored"], self.restored = self.restored, None
         self.io.publish(m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
-            recv_delay, compute, compute / span if span else 0.0, out.info))
+            recv_delay, compute, compute / span if span else 0.0, out.info, out.ahead))
         if out.text:
             if not self.in_turn:
                 self.utterance += 1

@@ -126,6 +126,7 @@ def test_a_question_whose_end_just_missed_a_boundary_is_answered_at_the_next_wit
     assert nxt.info.get("drafted") and "prefill_ms" not in nxt.info
     assert nxt.info["llm_ms"] == 0.0  # its compute was spent a chunk earlier
     assert nxt.control == "speak" and nxt.text, "the first words were not ready at the boundary"
+    assert drafted_at.ahead == nxt.text  # the voice was handed them a chunk early, to make them ready
     later = feed.run(np.zeros(16000 * 6, np.float32))
     said = " ".join([nxt.text] + [o.text for o in later if o.text])
     assert "spanish" in said.lower(), said

@@ -190,7 +190,7 @@ class DefaultFrontend(Frontend):
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
-        elif self.utt is None and self.reply is None and not self.warm:
+        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk):
             t1 = time.perf_counter()
             self._warm_up()
             out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
@@ -307,6 +307,7 @@ class DefaultFrontend(Frontend):
         if budget is not None:
             budget -= stream.prefill_s
         reply.hold(reply.next_piece(self.s.first_tokens, budget))
+        out.ahead = reply.held.text if reply.held is not None else ""  # the voice makes it ready meanwhile
         self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply, talk)
         self.warm = False
         out.info["draft_ms"] = out.info["llm_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
@@ -416,6 +417,12 @@ class DefaultFrontend(Frontend):
         self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{self._camera_line()}{' '.join(words)}"))
         self.warm = False  # the cache now ends inside a user turn
         out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+
+    def _voicing(self, chunk: Chunk) -> bool:
+        """Live, words went to the voice and are not playing yet: their synthesis is what the user waits for,
+        and a prefill now would take the CPU from it. The warm-up waits for a later boundary (it only has to
+        be done before the user's next turn ends)."""
+        return self.s.llm_budget is not None and self.speak_until_ns > chunk.t_start_ns and not chunk.playback_active
 
     def _warm_up(self) -> None:
         """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
