@@ -13,6 +13,12 @@ second of audio, measured on the session's own replies. With a bundle, the
 Venus voice's two stages are measured apart, per chunk, on the session's own
 words and hidden states (edge/bench/voice_costs.py): TTS time per second of
 speech its codes stand for, token2wav time per second of audio.
+
+Each turn's latency is cut into stages on the one session clock every
+process stamps with: from the journal's decision and SpeakText stamps, and
+from the first piece's playback acknowledgement, which says when the
+speech node took the words off the bus, when their first audio was
+synthesized and when its first samples were written to the sink.
 """
 from __future__ import annotations
 

@@ -40,6 +40,7 @@ from edge.detect.vad import FRAME_NS, SileroVad
 log = logging.getLogger("edge.frontend.default")
 HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
+VOICING_WAIT_S = 2.0  # live: how long the warm-up waits for first words sent to the voice to be heard playing
 
 
 def answerable(text: str) -> bool:
@@ -140,6 +141,7 @@ class DefaultFrontend(Frontend):
         self.scene: tuple[int, str] | None = None  # the vision node's newest description: (frame time, text)
         self.draft: Draft | None = None  # holds the LLM's cache: dropped before anything else uses the model
         self.step_t0 = 0.0  # when the current step began
+        self.voiced_at: float | None = None  # live: when words went to the voice with nothing playing, until heard
         self._warm_up()
 
     # --- the chunk loop --------------------------------------------------------------------
@@ -194,6 +196,8 @@ class DefaultFrontend(Frontend):
             t1 = time.perf_counter()
             self._warm_up()
             out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
+        if out.text and not chunk.playback_active and self.voiced_at is None:
+            self.voiced_at = time.perf_counter()  # the user waits for these: see _voicing
         self.prev_audio = chunk.audio[-self.s.preroll_ms * RATE // 1000:]
         out.info["cpu_ms"] = round((time.process_time() - cpu0) * 1e3, 1)
         return out
@@ -419,10 +423,16 @@ class DefaultFrontend(Frontend):
         out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
 
     def _voicing(self, chunk: Chunk) -> bool:
-        """Live, words went to the voice and are not playing yet: their synthesis is what the user waits for,
-        and a prefill now would take the CPU from it. The warm-up waits for a later boundary (it only has to
-        be done before the user's next turn ends)."""
-        return self.s.llm_budget is not None and self.speak_until_ns > chunk.t_start_ns and not chunk.playback_active
+        """Live, words went to the voice and are not heard playing yet: their synthesis is what the user waits
+        for, and a prefill now would take the CPU from it. The warm-up waits for a later boundary (it only has
+        to be done before the user's next turn ends). Judged by the wall clock: a loop behind the microphone
+        steps chunks older than the words."""
+        if self.s.llm_budget is None or self.voiced_at is None:
+            return False
+        if chunk.playback_active or time.perf_counter() - self.voiced_at > VOICING_WAIT_S:
+            self.voiced_at = None
+            return False
+        return True
 
     def _warm_up(self) -> None:
         """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
