@@ -13,6 +13,12 @@ second of audio, measured on the session's own replies. With a bundle, the
 Venus voice's two stages are measured apart, per chunk, on the session's own
 words and hidden states (edge/bench/voice_costs.py): TTS time per second of
 speech its codes stand for, token2wav time per second of audio.
+
+Each turn's latency is cut into stages on the one session clock every
+process stamps with: from the journal's decision and SpeakText stamps, and
+from the first piece's playback acknowledgement, which says when the
+speech node took the words off the bus, when their first audio was
+synthesized and when its first samples were written to the sink.
 """
 from __future__ import annotations
 
@@ -63,6 +69,11 @@ class Turn:
     asr_ms: float = 0.0  # that step's final transcript
     prefill_ms: float = 0.0  # ... and its prompt prefill
     speak_ns: int = 0  # when the first words went to the voice
+    # The first piece's way through the speech node, on the same session clock as the stamps above:
+    first_speak: str = ""  # the id of the SpeakText that carried them
+    received_ns: int = 0  # the speech node took the words off the bus
+    ready_ns: int = 0  # their first audio was synthesized
+    written_ns: int = 0  # that audio's first samples went to the sink
 
     def stages(self) -> dict[str, float] | None:
         """The turn's latency cut into what happened one after the other, in ms (None: not answered)."""
@@ -75,6 +86,17 @@ class Turn:
                 # the first words decoded (and any boundary more they waited for)
                 "words": (self.speak_ns - self.step_start_ns) / 1e6 - self.asr_ms - self.prefill_ms,
                 "voice": (self.first_audio_ns - self.speak_ns) / 1e6}  # synthesized and playing
+
+    def hand_over(self) -> dict[str, float] | None:
+        """The `voice` stage cut apart, and what follows it, in ms: the words' trip from the frontend to the
+        speech node, waiting there for the synthesizer and synthesizing, the player taking the audio, and
+        the sink being written (after the latency's end point: the WAV places the audio at its start time)."""
+        if not (self.speak_ns and self.received_ns and self.ready_ns and self.first_audio_ns):
+            return None
+        return {"bus": (self.received_ns - self.speak_ns) / 1e6,
+                "synth": (self.ready_ns - self.received_ns) / 1e6,
+                "play": (self.first_audio_ns - self.ready_ns) / 1e6,
+                "sink": (self.written_ns - self.first_audio_ns) / 1e6 if self.written_ns else float("nan")}
 
     @property
     def idle_estimate_ms(self) -> float | None:
@@ -110,6 +132,7 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
     current: Turn | None = None
     rate = int(j.session.get("config", j.session).get("speaker_rate", 24000))
     replies: list[str] = []
+    opens: list[Turn | None] = []  # per reply: the turn whose first words it carries
     waiting: Turn | None = None  # a turn whose first words are out but not yet heard playing
     speaking: Turn | None = None  # a turn decided, its first words not yet sent
     chunk_end: dict[int, int] = {}  # chunk index -> its end on the session clock
@@ -150,12 +173,14 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                     speaking.first_text, speaking = msg.text, None
         elif isinstance(msg, m.SpeakText):
             replies.append(msg.text)
+            opens.append(current if current is not None and not current.speak_ns else None)
             if current is not None:
                 current.reply = (current.reply + " " + msg.text).strip()
                 speaks[msg.id] = current
                 if current.first_audio_ns is None:
                     waiting = current
-                current.speak_ns = current.speak_ns or rec.env.t_ns
+                if not current.speak_ns:
+                    current.speak_ns, current.first_speak = rec.env.t_ns, msg.id
         elif isinstance(msg, m.PlaybackState):
             # A piece cut short by an interruption is never acknowledged; playback starting still counts.
             if msg.active and waiting is not None and waiting.first_audio_ns is None:
@@ -166,26 +191,29 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
             turn = speaks.get(msg.speak_id)
             if turn is not None and msg.seq == 0 and (turn.first_audio_ns is None or msg.t_start_ns < turn.first_audio_ns):
                 turn.first_audio_ns = msg.t_start_ns  # exact: the piece's first sample on the session clock
-    stage["replies"] = replies
+            if turn is not None and msg.seq == 0 and msg.speak_id == turn.first_speak:
+                turn.received_ns = turn.speak_ns + msg.recv_delay_ns  # the turn's first words' piece
+                turn.ready_ns, turn.written_ns = msg.t_ready_ns, msg.t_written_ns
+    stage["replies"], stage["opens"] = replies, opens
     return stage
 
 
-def tts_rtf(texts: list[str], turns: list[Turn], threads: int) -> float:
-    """Synthesis time per second of audio over the replies; also each turn's CPU for its first piece."""
+def tts_rtf(texts: list[str], opens: list[Turn | None], threads: int) -> float:
+    """Synthesis time per second of audio over the replies; also each turn's CPU for its first piece. The
+    replies are said again in the session's order, so a phrase the voice kept ("Okay.") is free here
+    exactly where it was free there."""
     from edge.speech.piper.voice import PiperVoice
 
     voice = PiperVoice(threads=threads)
     spent = audio_s = 0.0
-    for text in texts:
+    for text, turn in zip(texts, opens):
         t0 = time.perf_counter()
-        for piece in voice.synthesize(text):
+        c0 = time.process_time()
+        for i, piece in enumerate(voice.synthesize(text)):
+            if turn is not None and i == 0:
+                turn.tts_cpu_ms = (time.process_time() - c0) * 1e3
             audio_s += len(piece) / voice.sample_rate
         spent += time.perf_counter() - t0
-    for t in turns:
-        if t.first_text:
-            c0 = time.process_time()
-            next(iter(voice.synthesize(t.first_text)), None)
-            t.tts_cpu_ms = (time.process_time() - c0) * 1e3
     return spent / audio_s if audio_s else float("nan")
 
 
@@ -250,7 +278,7 @@ def main(argv: list[str]) -> int:
             "VAD": stage["vad_ms"] / stage["audio_ms"] if stage["audio_ms"] else nan,
             "ASR": stage["asr_ms"] / stage["asr_audio_ms"] if stage["asr_audio_ms"] else nan,
             "LLM": stage["llm_ms"] / 1e3 / stage["reply_s"] if stage["reply_s"] else nan,
-            "TTS": tts_rtf(stage["replies"], turns, args.threads),
+            "TTS": tts_rtf(stage["replies"], stage["opens"], args.threads),
         }
     for i, t in enumerate(turns, 1):
         lat = f"{t.latency_ms:.0f} ms" if t.latency_ms is not None else "no reply"
@@ -271,6 +299,16 @@ def main(argv: list[str]) -> int:
     if staged and not bundle:
         print("stages p50 (ms): " + ", ".join(f"{k} {pct([st[k] for st in staged], 50):.0f}" for k in staged[0]) +
               " (speech end -> chunk boundary -> step -> final transcript -> prefill -> first words -> playing)")
+    handed = [h for h in (t.hand_over() for t in turns) if h is not None]
+    if handed:
+        print("voice stage p50 (ms): " + ", ".join(f"{k} {pct([h[k] for h in handed], 50):.0f}" for k in handed[0]) +
+              " (words sent -> speech node has them -> first audio synthesized -> playing -> written to the sink)")
+    paired = [t for t in turns if t.stages() is not None and t.first_text]
+    if paired and not bundle:  # where the wall clock and the idle estimate part
+        print(f"critical path p50 (ms): frontend wall {pct([(t.speak_ns - t.step_start_ns) / 1e6 for t in paired], 50):.0f} "
+              f"against CPU {pct([t.cpu_ms for t in paired], 50):.0f}; voice wall "
+              f"{pct([(t.first_audio_ns - t.speak_ns) / 1e6 for t in paired], 50):.0f} against CPU "
+              f"{pct([t.tts_cpu_ms for t in paired], 50):.0f}")
     idle = [t.idle_estimate_ms for t in turns if t.idle_estimate_ms is not None]
     if idle and not bundle:  # the estimate needs the CPU times only the embedded default reports
         print(f"on an idle machine (estimate: the wait for the chunk boundary plus CPU time on the critical path): "

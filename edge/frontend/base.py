@@ -81,6 +81,7 @@ class ChunkOutput:
     tokens: list[int] = field(default_factory=list)  # raw token ids, when a model produced them
     info: dict = field(default_factory=dict)  # per-stage timings and decisions, for the journal
     speech: SpeechStates | None = None  # hidden states of the spoken tokens (the Venus voice uses them)
+    ahead: str = ""  # words drafted for a later boundary: the voice may synthesize them before they are said
 
 
 @dataclass

@@ -16,7 +16,7 @@ class ChunkDecision(Message):
 
     TYPE = "chunk_decision"; TOPIC = "dlg.decision"; SENDERS = ("frontend",)
     RECEIVERS = ("speech", "harness", "capture")
-    VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info"})
+    VOLATILE = frozenset({"recv_delay_ns", "compute_ns", "rtf", "info", "ahead"})
     index: int
     """The chunk decided on."""
     control: str
@@ -39,6 +39,8 @@ class ChunkDecision(Message):
     """compute_ns over the chunk's length."""
     info: dict = field(default_factory=dict)
     """The frontend's own details (barge-in decisions, model timings)."""
+    ahead: str = ""
+    """Words drafted for a later boundary (the user paused): the voice may make them ready now."""
 
 
 @message
@@ -87,7 +89,7 @@ class PlaybackAck(Message):
 
     TYPE = "playback_ack"; TOPIC = "dlg.played"; SENDERS = ("speech",); RECEIVERS = ("frontend",)
     RELIABLE = True
-    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns"})
+    VOLATILE = frozenset({"t_start_ns", "t_end_ns", "id", "speak_id", "recv_delay_ns", "t_ready_ns", "t_written_ns"})
     id: str
     """Unique id (acknowledgement, de-duplication)."""
     speak_id: str
@@ -112,6 +114,10 @@ class PlaybackAck(Message):
     """The harness result these words spoke, if any."""
     recv_delay_ns: int = 0
     """The SpeakText's stamp to its receipt by the speech node."""
+    t_ready_ns: int = 0
+    """Session time the piece was synthesized (handed to the player)."""
+    t_written_ns: int = 0
+    """Session time its first samples were written to the sink (0: none were)."""
 
 
 @message

@@ -273,7 +273,7 @@ class FrontendNode(Node):
             out.info["restored"], self.restored = self.restored, None
         decision = m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
-            recv_delay, compute, compute / span if span else 0.0, out.info)
+            recv_delay, compute, compute / span if span else 0.0, out.info, out.ahead)
         self._drop_stale(asked_anew(decision), out.backend_id)
         if out.backend_id:  # whose answer this says (a file session waits for it)
             out.info["speaks_work"] = self.backend_texts.get(out.backend_id, ("", ""))[0] or out.backend_id

@@ -84,6 +84,17 @@ class SpeechNode(Node):
             return by_states(msg.text, list(msg.token_ids), hidden, **turn)
         return self.decoder.synthesize(msg.text)
 
+    def prepare(self, text: str) -> None:
+        """Synthesize words drafted for a later boundary, so that saying them then costs nothing; a voice
+        that cannot keep audio made ahead ignores them."""
+        ahead = getattr(self.decoder, "prepare", None)
+        if ahead is None:
+            return
+        try:
+            ahead(text)
+        except Exception as exc:  # only a head start: the words are synthesized again when said
+            log.warning("speech: could not synthesize %r ahead: %s", text[:60], exc)
+
     def _end_turn(self, index: int, t_ns: int) -> None:
         """A turn ended without words in its last chunk: let out what a turn-keeping decoder still holds."""
         last = self.last_speak
@@ -139,6 +150,8 @@ class SpeechNode(Node):
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
             self.tick_soon = True  # playback starts at the block its first piece is ready, not at an idle tick
         elif isinstance(msg, m.ChunkDecision):
+            if msg.ahead and env.epoch >= self.io.epoch:
+                self.pacing.prepare(msg.ahead)
             if msg.turn_end:  # its words (sent next) end the turn; without words, the turn's tail goes now
                 self.turn_ends = {i for i in self.turn_ends if i > msg.index - 64} | {msg.index}
                 if not msg.text:
@@ -188,7 +201,7 @@ class SpeechNode(Node):
             self.played_pieces += 1
             self.io.publish(m.PlaybackAck(self.io.new_id(), p.speak_id, p.utterance, p.seq, len(p.samples),
                                           p.digest(), p.start_ns or 0, self.player.cursor_ns, p.epoch, p.last,
-                                          p.backend_id, p.recv_delay_ns))
+                                          p.backend_id, p.recv_delay_ns, p.ready_ns, p.written_ns))
             self._played(p.speak_id, p.seq, p.last)
         active = self.pacing.audible(self.player.active, self.player.pending())
         if active != self.was_active:

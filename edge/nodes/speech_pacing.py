@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 
 BLOCK_S = 0.02  # playback granularity: an interrupt stops sound within one block
 IDLE_S = 0.25  # real time, nothing to play: how often the loop still looks
+PICKUP_S = 0.005  # real time, synthesizing with nothing playing: the first audio starts this soon after it is made
 SYNTH_BOUND_S = 60.0  # virtual clock: synthesizing one request inline, on a loaded core, takes at most this
 
 
 class RealTimeSpeech:
     def __init__(self, node: "SpeechNode") -> None:
         self.node = node
-        self.work: queue.Queue[tuple[m.SpeakText, int, np.ndarray | None] | None] = queue.Queue()
+        self.work: queue.Queue[tuple[m.SpeakText, int, np.ndarray | None] | str | None] = queue.Queue()
         self.busy = 0  # SpeakTexts received and not yet fully synthesized
         self.lock = threading.Lock()
         self.worker: threading.Thread | None = None
@@ -53,6 +54,10 @@ class RealTimeSpeech:
             item = self.work.get()
             if item is None:
                 return
+            if isinstance(item, str):
+                if self.work.empty():  # words to say now come first; a draft behind them is stale anyway
+                    self.node.prepare(item)
+                continue
             msg, delay, hidden = item
             try:
                 self.node.synthesize(msg, None, delay, hidden)  # pieces are ready when they are made
@@ -62,6 +67,10 @@ class RealTimeSpeech:
 
     def stale(self, msg: m.SpeakText) -> None:
         """A SpeakText of an older epoch arrived: nothing waits on it."""
+
+    def prepare(self, text: str) -> None:
+        """Words drafted for a later boundary: synthesized on the worker, after anything to be said now."""
+        self.work.put(text)
 
     def decision(self, t_ns: int, msg: m.ChunkDecision) -> None:
         self.node.play(t_ns)
@@ -88,6 +97,8 @@ class RealTimeSpeech:
                 n.finish()
         with self.lock:
             working = self.busy > 0
+        if working and n.ready.empty() and not n.player.pending():
+            return PICKUP_S  # the words the user waits for are being made: play them the moment they are ready
         if working or not n.ready.empty() or n.player.pending() or n.player.active or n.was_active:
             return BLOCK_S
         return IDLE_S  # nothing to play: a request wakes the loop at once (on_message sets tick_soon)
@@ -118,6 +129,10 @@ class VirtualSpeech:
 
     def stale(self, msg: m.SpeakText) -> None:
         self._ahead_if(msg.index)  # the decision waited for these words; they will not come
+
+    def prepare(self, text: str) -> None:
+        """Nothing: the voice's noise is seeded once, so audio made ahead would change every later sentence's
+        sound, and a replay would not play the same (on this clock, synthesis costs no session time)."""
 
     def decision(self, t_ns: int, msg: m.ChunkDecision) -> None:
         self.node.play(t_ns)

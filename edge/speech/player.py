@@ -26,6 +26,7 @@ class AudioPiece:
     backend_id: str = ""
     recv_delay_ns: int = 0
     start_ns: int | None = None
+    written_ns: int = 0  # when its first samples went to the sink (the clock's time then)
     pos: int = 0
     _hash: "hashlib._Hash" = field(default_factory=hashlib.sha1)
 
@@ -73,6 +74,7 @@ class Player:
                 block = p.samples[p.pos:upto]
                 p._hash.update((np.clip(block, -1, 1) * 32767).astype("<i2").tobytes())
                 self.sink.write(p.start_ns + int(p.pos * 1e9 / self.rate), block * self.gain)
+                p.written_ns = p.written_ns or now_ns
                 p.pos = upto
             if p.pos < len(p.samples):
                 break

@@ -122,3 +122,7 @@ def test_bench_reads_latency_from_a_journal(weather):
     assert turn.first_audio_ns == turn.boundary_ns
     assert 0 < turn.latency_ms <= 2000
     assert stage["asr_audio_ms"] > 0 and stage["reply_s"] > 0
+    # The first piece's way through the speech node, each step after the one before on the session clock.
+    parts = turn.hand_over()
+    assert parts is not None and all(parts[k] >= 0 for k in ("bus", "synth", "play", "sink"))
+    assert turn.speak_ns <= turn.received_ns <= turn.ready_ns <= turn.first_audio_ns <= turn.written_ns

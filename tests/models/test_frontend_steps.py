@@ -126,6 +126,7 @@ def test_a_question_whose_end_just_missed_a_boundary_is_answered_at_the_next_wit
     assert nxt.info.get("drafted") and "prefill_ms" not in nxt.info
     assert nxt.info["llm_ms"] == 0.0  # its compute was spent a chunk earlier
     assert nxt.control == "speak" and nxt.text, "the first words were not ready at the boundary"
+    assert drafted_at.ahead == nxt.text  # the voice was handed them a chunk early, to make them ready
     later = feed.run(np.zeros(16000 * 6, np.float32))
     said = " ".join([nxt.text] + [o.text for o in later if o.text])
     assert "spanish" in said.lower(), said
@@ -157,3 +158,22 @@ def test_a_draft_is_dropped_when_the_user_goes_on_after_the_pause(frontend):
     heard = [o.user_text for o in outs if o.user_text]
     # The turn is the whole question, not its first half ("What is the capital, unfriends?" was heard).
     assert heard and len(heard[0].split()) >= 5, heard
+
+
+def test_live_the_warm_up_waits_until_the_first_words_are_heard_playing(frontend, monkeypatch):
+    """The prefill for the user's next turn does not take the CPU from the voice while it makes the words the
+    user is waiting for: it runs at the first boundary where they are heard playing."""
+    from edge.frontend.default import frontend as default
+
+    monkeypatch.setattr(default, "VOICING_WAIT_S", 600.0)  # only hearing them playing ends the wait here
+    feed = Feed(frontend)
+    feed.k = 450
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies are over
+    monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
+    audio, _ = spoken.timeline([(0.3, "What color is the sky?")], 3.0)
+    outs = feed.run(audio) + feed.run(np.zeros(16000 * 3, np.float32))
+    spoke = next(i for i, o in enumerate(outs) if o.text)
+    assert not any("warm_ms" in o.info for o in outs[spoke:]), "warmed up while the first words were made"
+    heard = frontend.step(Chunk(feed.k, feed.k * NS, (feed.k + 1) * NS, np.zeros(16000, np.float32),
+                                playback_active=True))
+    assert "warm_ms" in heard.info

@@ -65,3 +65,18 @@ def test_an_acknowledgement_said_again_plays_from_memory_without_synthesis(voice
     finally:
         voice.session = session
     assert np.array_equal(first, again)
+
+
+def test_words_made_ahead_play_without_synthesis(voice):
+    """A drafted reply's first sentence is synthesized before it is asked for; saying it then costs nothing."""
+    first = "The largest planet in our solar system is Jupiter."  # longer than the phrases kept once said
+    voice.prepare(first + " It has many moons.")
+    session, voice.session = voice.session, None  # synthesizing now would fail
+    try:
+        pieces = voice.synthesize(first + " It has many moons.")
+        made = next(pieces)
+        with pytest.raises(AttributeError):
+            next(pieces)  # only the first sentence was made ahead
+    finally:
+        voice.session = session
+    assert len(made) / voice.sample_rate > 1.5

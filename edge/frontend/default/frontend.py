@@ -40,6 +40,7 @@ from edge.detect.vad import FRAME_NS, SileroVad
 log = logging.getLogger("edge.frontend.default")
 HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
+VOICING_WAIT_S = 2.0  # live: how long the warm-up waits for first words sent to the voice to be heard playing
 
 
 def answerable(text: str) -> bool:
@@ -140,6 +141,7 @@ class DefaultFrontend(Frontend):
         self.scene: tuple[int, str] | None = None  # the vision node's newest description: (frame time, text)
         self.draft: Draft | None = None  # holds the LLM's cache: dropped before anything else uses the model
         self.step_t0 = 0.0  # when the current step began
+        self.voiced_at: float | None = None  # live: when words went to the voice with nothing playing, until heard
         self._warm_up()
 
     # --- the chunk loop --------------------------------------------------------------------
@@ -190,10 +192,12 @@ class DefaultFrontend(Frontend):
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
-        elif self.utt is None and self.reply is None and not self.warm:
+        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk):
             t1 = time.perf_counter()
             self._warm_up()
             out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
+        if out.text and not chunk.playback_active and self.voiced_at is None:
+            self.voiced_at = time.perf_counter()  # the user waits for these: see _voicing
         self.prev_audio = chunk.audio[-self.s.preroll_ms * RATE // 1000:]
         out.info["cpu_ms"] = round((time.process_time() - cpu0) * 1e3, 1)
         return out
@@ -307,6 +311,7 @@ class DefaultFrontend(Frontend):
         if budget is not None:
             budget -= stream.prefill_s
         reply.hold(reply.next_piece(self.s.first_tokens, budget))
+        out.ahead = reply.held.text if reply.held is not None else ""  # the voice makes it ready meanwhile
         self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply, talk)
         self.warm = False
         out.info["draft_ms"] = out.info["llm_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
@@ -416,6 +421,18 @@ class DefaultFrontend(Frontend):
         self.llm.prefill(self.llm.tokenize(f"{stem}<|im_start|>user\n{self._camera_line()}{' '.join(words)}"))
         self.warm = False  # the cache now ends inside a user turn
         out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+
+    def _voicing(self, chunk: Chunk) -> bool:
+        """Live, words went to the voice and are not heard playing yet: their synthesis is what the user waits
+        for, and a prefill now would take the CPU from it. The warm-up waits for a later boundary (it only has
+        to be done before the user's next turn ends). Judged by the wall clock: a loop behind the microphone
+        steps chunks older than the words."""
+        if self.s.llm_budget is None or self.voiced_at is None:
+            return False
+        if chunk.playback_active or time.perf_counter() - self.voiced_at > VOICING_WAIT_S:
+            self.voiced_at = None
+            return False
+        return True
 
     def _warm_up(self) -> None:
         """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""

@@ -22,6 +22,7 @@ from edge.sentences import SPEECH_PIECE, split_sentences
 _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
 SAID_KEPT = 32  # short sentences whose audio is kept: a repeated one (a holding phrase) plays without synthesis
 SAID_CHARS = 48
+AHEAD_KEPT = 4  # sentences made ahead of being said (a drafted reply's first words), newest kept
 
 
 class PiperVoice:
@@ -40,12 +41,15 @@ class PiperVoice:
         ort.set_seed(seed)
         self.session = cpu_session(PIPER_JOE.locate(), threads)
         self.said: dict[str, np.ndarray] = {}  # short sentences' audio, oldest first
+        self.ahead: dict[str, np.ndarray] = {}  # sentences made before they were asked for, oldest first
 
     def sentence_audio(self, sentence: str) -> np.ndarray:
-        """One sentence's audio; a sentence said before (a holding phrase) comes from memory, at once."""
+        """One sentence's audio; a sentence said before (a holding phrase) or made ahead comes from memory, at
+        once."""
+        made = self.ahead.pop(sentence, None)
         if len(sentence) > SAID_CHARS:
-            return self._synthesize(sentence)
-        audio = self.said.pop(sentence, None)
+            return made if made is not None else self._synthesize(sentence)
+        audio = self.said.pop(sentence, made)
         if audio is None:
             audio = self._synthesize(sentence)
         self.said[sentence] = audio  # the newest last: the oldest goes first when full
@@ -62,8 +66,21 @@ class PiperVoice:
                                         "scales": self.scales})[0]
         return np.clip(audio.reshape(-1), -1.0, 1.0).astype(np.float32)
 
+    def _sentences(self, text: str) -> list[str]:
+        return split_sentences(_UNSPOKEN.sub(" ", text), SPEECH_PIECE)
+
+    def prepare(self, text: str) -> None:
+        """Synthesize the first sentence of words likely to be said soon (a drafted reply), so `synthesize`
+        has it at once; the rest are made while the first plays, as always."""
+        first = next(iter(self._sentences(text)), "")
+        if not first or first in self.ahead or first in self.said:
+            return
+        self.ahead[first] = self._synthesize(first)
+        while len(self.ahead) > AHEAD_KEPT:
+            self.ahead.pop(next(iter(self.ahead)))
+
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
-        for sentence in split_sentences(_UNSPOKEN.sub(" ", text), SPEECH_PIECE):
+        for sentence in self._sentences(text):
             audio = self.sentence_audio(sentence)
             if len(audio):
                 yield audio
