@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from edge.bargein import words as barge_in
-from edge.bargein.voice import UNSURE_MARGIN, UNSURE_MS, VoiceCue
+from edge.bargein.voice import VoiceCue
 from edge.detect.level import speech_level_db
 
 MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
@@ -207,12 +207,7 @@ class BargeInPolicy:
             return d("other", f"addressed to {name}")
         if o.ongoing and opens_an_address(o.text):
             return d("pending", "a greeting: whom it is for comes next")
-        takes_floor = bool(ws) and ws[0] in FLOOR_WORDS
-        if sim is not None and thr is not None and sim < thr + UNSURE_MARGIN and o.ongoing and \
-                o.voiced_ms < UNSURE_MS and not takes_floor:
-            return d("pending", f"a voice just over the threshold (similarity {sim:.2f}, {thr:.2f} needed): "
-                                "heard another chunk")
-        if self.reread is not None and not takes_floor:
+        if self.reread is not None and not (ws and ws[0] in FLOOR_WORDS):
             # The first reading found no vocative, but names are what a small recognizer misreads most on
             # overlapping speech ("Mom" as "Um"): a larger one reads it again before the reply is stopped.
             got = self.reread(o.audio)

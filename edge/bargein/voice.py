@@ -36,11 +36,6 @@ THRESHOLD = 0.57
 SHORT_THRESHOLD = 0.50
 SHORT_MS = 800.0
 MIN_VOICE_MS = 500.0  # shorter speech is not weighed at all
-# Just over the threshold the voice may yet be another's (a television 6 dB louder than the user scored 0.59
-# through the room's echo after 0.96 s): speech that would stop the reply there, and does not open by taking the
-# floor, is heard one more chunk while it goes on, and up to this much voiced; the similarity firms up with it.
-UNSURE_MARGIN = 0.05
-UNSURE_MS = 2000.0
 MIN_ENROL_MS = 1000.0  # a turn shorter than this says too little about the voice
 MAX_ENROL_S = 8.0  # the end of a longer turn is enough
 

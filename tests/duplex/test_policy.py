@@ -214,19 +214,3 @@ def test_the_second_reader_is_a_larger_recognizer_than_the_first_or_none():
         r = OverlapTranscriber.rereader({}, "tiny.en")
         assert r is not None and (r.model, r.beam_size) == ("base", 5)
         r.close()
-
-
-def test_a_voice_just_over_the_threshold_is_heard_another_chunk_unless_it_takes_the_floor():
-    from edge.bargein.voice import SHORT_MS, THRESHOLD, UNSURE_MARGIN, UNSURE_MS
-
-    sims = iter([THRESHOLD + UNSURE_MARGIN / 2] * 3 + [THRESHOLD + 2 * UNSURE_MARGIN])
-    voice = SimpleNamespace(min_voice_ms=500.0, similarity=lambda audio: next(sims),
-                            threshold_for=lambda ms: THRESHOLD if ms >= SHORT_MS else 0.5)
-    p = BargeInPolicy(voice=voice)
-    p.observe_user(-24.0, 2500)
-    text = "Can I come to bed?"  # a television 6 dB louder than the user, through the room's echo
-    assert p.decide(Overlap(text, tone(-24), 960, ongoing=True)).decision == "pending"
-    assert p.decide(Overlap(text, tone(-24), UNSURE_MS, ongoing=True)).decision == "interrupt"  # heard enough
-    assert p.decide(Overlap("Wait, stop there.", tone(-24), 960, ongoing=True)).decision == "interrupt"
-    clear = p.decide(Overlap(text, tone(-24), 960, ongoing=True))  # clearly the user's: no waiting
-    assert clear.decision == "interrupt" and clear.similarity > THRESHOLD + UNSURE_MARGIN
