@@ -11,6 +11,10 @@ voiced) and its transcript it picks one of:
                 user's at any level (edge/bargein/voice.py): go on;
 - echo        - the assistant's own words heard back: go on;
 - noise / pending - nothing readable yet: go on (pending keeps playback ducked).
+
+Before speech in the user's voice stops the reply on its words alone, a
+larger recognizer may read it again (`reread`): names at the start of
+overlapping speech are what a small one misreads most.
 """
 from __future__ import annotations
 
