@@ -56,7 +56,7 @@ CALLS = frozenset({"hey", "hi", "hello", "yo", "oi"})  # greetings that call som
 # Words a greeting is followed by that call nobody ("Hey, you!", "Hi there", "Hey, thanks.").
 NOT_NAMES = frozenset("""
 you there it this that what how why who where when can could would will do does is are am was thanks thank
-so well now just all again sorry guys man stop wait many more most much maybe made make here there
+so well now just all again sorry guys man stop wait many more most much maybe made make here
 i me my we our us your he his she her they their the a an and but
 """.split())
 # Words that open speech by taking the floor: the user wants the assistant to stop, whoever else is named.
