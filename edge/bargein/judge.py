@@ -42,8 +42,14 @@ class BargeInJudge:
         """`transcriber` reads the overlapping speech for a frontend that does not hear it itself (None: the
         policy decides from level and length)."""
         self.voice = VoiceCue.load(config)
+        self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
+        # The first reading is the frontend's own recognizer, or the judge's (overlap_asr.py, `asr`).
+        first = getattr(getattr(frontend, "asr", None), "name", None) if self.frontend_hears else \
+            str(config.get("asr") or "tiny.en")
+        live = bool(config.get("realtime", True))
+        self.rereader = OverlapTranscriber.rereader(config, first, preload=live)
         self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)),
-                                    voice=self.voice)
+                                    voice=self.voice, reread=self.rereader.read if self.rereader else None)
         # The user's own speech while nothing played, (onset, end): enrolled as the user's voice once the
         # assistant answers it (speech nobody answered may be a television or someone else in the room).
         self.unanswered: list[tuple[int, int]] = []
@@ -58,7 +64,6 @@ class BargeInJudge:
         self.carry: str | None = None
         self.last_offset_ns: int | None = None
         self.decisions: collections.Counter[str] = collections.Counter()
-        self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
         self.transcriber = None if self.frontend_hears else transcriber
         self.heard_index: int | None = None  # the newest chunk whose audio is in `history`
         self.transcript: tuple[int, Future[tuple[str, float]]] | None = None  # (chunk index, its transcription)
@@ -105,8 +110,9 @@ class BargeInJudge:
                 self.last_offset_ns = msg.t_ns
             if msg.kind == "onset" and msg.playback:
                 self.onset, self.offset_ns = msg, None
-                if self.transcriber is not None:
-                    self.transcriber.warm()  # the boundary that decides is up to a chunk away
+                for reader in (self.transcriber, self.rereader):
+                    if reader is not None:
+                        reader.warm()  # the boundary that decides is up to a chunk away
             elif msg.kind == "offset" and self.onset is not None and msg.onset_ns == self.onset.onset_ns:
                 self.offset_ns = msg.t_ns
         elif isinstance(msg, m.Duck) and env.src == "capture" and msg.gain < 1.0:
@@ -193,6 +199,8 @@ class BargeInJudge:
     def close(self) -> None:
         if self.transcriber is not None:
             self.transcriber.close()
+        if self.rereader is not None:
+            self.rereader.close()
         if self.voice is not None:
             self.voice.close()
 
@@ -202,7 +210,9 @@ def _r(x: float | None) -> float | None:
 
 
 def _voice(d: Decision) -> dict:
-    """The voice cue's part of a decision, for the journal: similarity to the user and the threshold."""
-    if d.similarity is None:
-        return {}
-    return {"voice_similarity": round(d.similarity, 3), "voice_threshold": d.threshold}
+    """The cues' part of a decision, for the journal: similarity to the user and the threshold, and the
+    second reading of the words with its cost."""
+    got = {} if d.similarity is None else {"voice_similarity": round(d.similarity, 3), "voice_threshold": d.threshold}
+    if d.reread is not None:
+        got.update(reread=d.reread, reread_ms=_r(d.reread_ms))
+    return got

@@ -42,10 +42,15 @@ def unavailable(model: str) -> str | None:
     return None
 
 
+REREAD_MODEL = "base"  # reads the overlap again (beam 5) before speech in the user's voice stops the reply
+REREAD_BEAM = 5
+
+
 class OverlapTranscriber(CueWorker):
-    def __init__(self, threads: int = 1, model: str = "tiny.en", preload: bool = False) -> None:
-        super().__init__("overlap-asr", "recognizer", "from its level and length only")
-        self.threads, self.model = threads, model
+    def __init__(self, threads: int = 1, model: str = "tiny.en", preload: bool = False, beam_size: int = 1,
+                 without: str = "from its level and length only") -> None:
+        super().__init__("overlap-asr", "recognizer", without)
+        self.threads, self.model, self.beam_size = threads, model, beam_size
         self._asr: Transcriber | None = None
         if preload:  # during the node's set-up, before the session starts: never while chunks arrive
             self._load()
@@ -60,9 +65,27 @@ class OverlapTranscriber(CueWorker):
             return None
         return cls(max(1, int(config.get("threads", 1) or 1)), model, preload)
 
+    @classmethod
+    def rereader(cls, config: dict, first: str | None, preload: bool = False) -> "OverlapTranscriber | None":
+        """A larger recognizer that reads the overlap a second time (`overlap_reread`, default base, "off" for
+        none), or None: turned off, the same model as the first reading (`first`), or not installed (logged)."""
+        model = str(config.get("overlap_reread") or REREAD_MODEL)
+        if model in ("off", "false", "none") or model == first:
+            return None
+        why = unavailable(model)
+        if why is not None:
+            log.warning("barge-in: speech over the reply is read once, by %s: %s", first, why)
+            return None
+        return cls(max(1, int(config.get("threads", 1) or 1)), model, preload, REREAD_BEAM,
+                   "from the first reading only")
+
+    def read(self, audio: np.ndarray) -> tuple[str, float] | None:
+        """Transcribe and wait: (text, milliseconds spent), or None once the model failed."""
+        return None if self.failed is not None else self.result(self.start(audio))
+
     def _load(self) -> Transcriber:
         if self._asr is None:
-            self._asr = Transcriber(self.threads, self.model)
+            self._asr = Transcriber(self.threads, self.model, beam_size=self.beam_size)
         return self._asr
 
     def warm(self) -> None:

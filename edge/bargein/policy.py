@@ -11,12 +11,17 @@ voiced) and its transcript it picks one of:
                 user's at any level (edge/bargein/voice.py): go on;
 - echo        - the assistant's own words heard back: go on;
 - noise / pending - nothing readable yet: go on (pending keeps playback ducked).
+
+Before speech in the user's voice stops the reply on its words alone, a
+larger recognizer may read it again (`reread`): names at the start of
+overlapping speech are what a small one misreads most.
 """
 from __future__ import annotations
 
 import re
 import statistics
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,14 +52,47 @@ jacqueline frances gloria ann teresa kathryn sophia grace rose alice julia ava m
 """.split())
 ASSISTANT_NAMES = frozenset({"venus", "assistant", "computer"})
 GREETINGS = frozenset({"hey", "hi", "hello", "yo", "oi", "listen", "look", "ok", "okay", "oh"})
+CALLS = frozenset({"hey", "hi", "hello", "yo", "oi"})  # greetings that call someone ("oh", "okay" need not)
+# Words a greeting is followed by that call nobody ("Hey, you!", "Hi there", "Hey, thanks.").
+NOT_NAMES = frozenset("""
+you there it this that what how why who where when can could would will do does is are am was thanks thank
+so well now just all again sorry guys man stop wait many more most much maybe made make here
+i me my we our us your he his she her they their the a an and but
+""".split())
+# Words that open speech by taking the floor: the user wants the assistant to stop, whoever else is named.
+FLOOR_WORDS = frozenset({"stop", "wait", "hold", "pause", "sorry", "excuse", "hang", "no", "cancel", "quiet",
+                         "enough", "shush", "hush", "shut"})
 _TOKEN = re.compile(r"[A-Za-z']+")
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """`a` and `b` differ by one letter changed, added or dropped ("sara"/"sarah", "marc"/"mark")."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
+
+
+def name_like(low: str) -> bool:
+    """A listed name, or a misreading of one by a letter (names of four letters or more; common words never)."""
+    if low in ADDRESSEES:
+        return True
+    if len(low) < 4 or low in NOT_NAMES or low in barge_in.STOP_WORDS or barge_in.is_backchannel_word(low):
+        return False
+    return any(len(n) >= 4 and _one_edit(low, n) for n in ADDRESSEES)
 
 
 def addressed_elsewhere(text: str) -> str | None:
     """The name the speech is addressed to, when it opens or closes by calling someone other than the assistant.
 
     A vocative stands apart: after a greeting ("Hey Mark"), before a comma ("Sarah, ..."), or after a
-    closing comma ("..., Mike?"). Kin words and endearments count wherever they open the speech.
+    closing comma ("..., Mike?"). Kin words and endearments count wherever they open the speech. The
+    recognizer misreads names on overlapping speech, so a word set apart after a call ("Hey, dealer.") is a
+    name whatever it reads as, and a name misread by one letter ("Sara, ...") still counts.
     """
     tokens = _TOKEN.findall(text)
     if not tokens or any(t.lower() in ASSISTANT_NAMES for t in tokens[:3]):
@@ -66,7 +104,11 @@ def addressed_elsewhere(text: str) -> str | None:
         raw, low = tokens[i], tokens[i].lower()
         after = text[text.find(raw) + len(raw):].lstrip()[:1] if raw in text else ""
         greeted = i > 0 and raw[:1].isupper() and raw not in ("I", "I'm") and low not in barge_in.STOP_WORDS
-        if low in KIN or greeted or (low in ADDRESSEES and after == ","):
+        # "Hey, dealer." for "Hey Peter, ...": one word after a call, set apart, that is not a common reply
+        called = any(t.lower() in CALLS for t in tokens[:i]) and (after in (",", ".", "!", "?") or
+                                                                  i == len(tokens) - 1) and \
+            low not in NOT_NAMES and low not in barge_in.STOP_WORDS and not barge_in.is_backchannel_word(low)
+        if low in KIN or greeted or called or (after == "," and name_like(low)):
             return raw
     tail = text.rstrip(" ?.!").rsplit(",", 1)
     if len(tail) == 2 and len(tokens) >= 3:
@@ -103,6 +145,8 @@ class Decision:
     user_level_db: float | None = None
     similarity: float | None = None  # to the user's enrolled voice, when it was weighed
     threshold: float | None = None  # ... and the similarity under which it is another voice
+    reread: str | None = None  # the second reading of the words, when there was one
+    reread_ms: float | None = None  # ... and what it cost
 
     @property
     def interrupts(self) -> bool:
@@ -119,9 +163,13 @@ class BargeInPolicy:
     # The user's own level is measured while the assistant is silent; over playback the echo canceller
     # attenuates near speech by up to ~8 dB (measured), so the margin to call speech background is wider.
     def __init__(self, background_margin_db: float = 12.0, background_floor_db: float = -45.0,
-                 min_user_voiced_ms: float = 300.0, voice: VoiceCue | None = None) -> None:
+                 min_user_voiced_ms: float = 300.0, voice: VoiceCue | None = None,
+                 reread: Callable[[np.ndarray], tuple[str, float] | None] | None = None) -> None:
+        """`reread` reads the overlapping speech again with a larger recognizer, (text, ms) or None when it
+        failed: asked only before speech in the user's voice is taken for an interruption."""
         self.background_margin_db = background_margin_db
         self.voice = voice  # whose voice it is (None: decided from level and words alone)
+        self.reread = reread
         self.background_floor_db = background_floor_db  # used until the user's own level is known
         self.min_user_voiced_ms = min_user_voiced_ms
         self._user_levels: deque[float] = deque(maxlen=8)
@@ -163,6 +211,22 @@ class BargeInPolicy:
             return d("other", f"addressed to {name}")
         if o.ongoing and opens_an_address(o.text):
             return d("pending", "a greeting: whom it is for comes next")
+        if self.reread is not None and not (ws and ws[0] in FLOOR_WORDS):
+            # The first reading found no vocative, but names are what a small recognizer misreads most on
+            # overlapping speech ("Mom" as "Um"): a larger one reads it again before the reply is stopped.
+            got = self.reread(o.audio)
+            if got is not None:
+                text, ms = got
+                again = addressed_elsewhere(text)
+                if again is not None:
+                    dec = d("other", f"addressed to {again}, read again as {text!r}")
+                    dec.reread, dec.reread_ms = text, ms
+                    return dec
+                why = f"; read again as {text!r}, no one else called"
+                dec = d("interrupt", f"speech aimed at the assistant in the user's voice (similarity {sim:.2f}){why}"
+                        if sim is not None else f"speech aimed at the assistant{why}")
+                dec.reread, dec.reread_ms = text, ms
+                return dec
         if sim is not None:
             return d("interrupt", f"speech aimed at the assistant in the user's voice (similarity {sim:.2f})")
         return d("interrupt", "speech aimed at the assistant")

@@ -18,6 +18,12 @@ voices the first cases do not use. In every case the user has spoken to the
 assistant first (the request), as in a real session, so the user's voice is
 known when the overlap comes.
 
+After the suite come households (HOUSEHOLDS, picked with `--skip-voices`):
+the user talking to someone else in the user's own voice, a second person
+calling someone, and a television 6 dB louder than the user, with names,
+voices and sentences the suite does not have. They come in two parts, a
+development part and a held-out part that is run only to report.
+
 Speech is made with espeak-ng (several voices and rates) and the Piper
 voice; every voice says different words, so no one phrase decides a rate.
 The user's speech is set to one level; the input WAV, the user-only track
@@ -119,6 +125,41 @@ ROOM_EVENTS = {
 }
 
 
+@dataclass(frozen=True)
+class Household:
+    """A user who also talks to someone else in the room, a second person who calls someone, and a
+    television louder than the user: names, voices and sentences the voices before do not have."""
+
+    user: Voice
+    other: Voice
+    tv: Voice
+    user_aside: str  # the user, in the user's own voice, talking to someone else
+    other_call: str  # the second person calling someone
+    tv_text: str
+
+
+# Two parts, written before the policy was changed for them: a development part, then a held-out part
+# that is run only to report (`--skip-voices` picks them, see HOUSEHOLD_PARTS).
+HOUSEHOLDS = (
+    Household(Voice("espeak", "en-us+Alicia", 160), Voice("espeak", "en-us+Gene", 160),
+              Voice("espeak", "en-us+linda", 165), "Hey Olivia, can you bring me a glass of water?",
+              "Daniel, your taxi is waiting outside.",
+              "Tonight on the channel, a special report on the rising price of coffee."),
+    Household(Voice("espeak", "en-us+belinda", 150), Voice("piper", "", 0.95), Voice("espeak", "en-us+edward", 165),
+              "Dad, the plumber is coming at noon tomorrow.", "Hi Emma, do you want some tea?",
+              "The home team scored twice in the final minutes to win the match."),
+    Household(Voice("espeak", "en-us+steph", 155), Voice("espeak", "en-us+david", 165),
+              Voice("espeak", "en-us+travis", 160), "Hey Jack, turn the music down a little, would you?",
+              "Kevin, come and look at this, quickly.",
+              "In sports tonight, the league announced a new season schedule."),
+    Household(Voice("espeak", "en-us+aunty", 150), Voice("espeak", "en-us+boris", 160), Voice("piper", "", 1.05),
+              "Grace, can you pass me the salt, please?", "Hey Nina, where did you put the scissors?",
+              "Stay tuned for the late movie, right after these messages."),
+)
+HOUSEHOLD_TV_DB = 6.0  # the television louder than the user
+HOUSEHOLD_CASES = (("other", "user"), ("other", "second"), ("background", "tv"))
+
+
 @dataclass
 class Case:
     name: str
@@ -174,10 +215,12 @@ def set_level(x: np.ndarray, dbfs: float) -> np.ndarray:
     return (x * 10 ** (dbfs / 20) / np.sqrt(np.mean(voiced) + 1e-12)).astype(np.float32)
 
 
-MAX_VOICES = len(VOICES) + len(ROOM_VOICES)
+SUITE_VOICES = len(VOICES) + len(ROOM_VOICES)  # the suite the bench runs unless told otherwise
+MAX_VOICES = SUITE_VOICES + len(HOUSEHOLDS)
+HOUSEHOLD_PARTS = {"development": (SUITE_VOICES, SUITE_VOICES + 2), "held-out": (SUITE_VOICES + 2, MAX_VOICES)}
 
 
-def build_suite(out_dir: Path, voices: int = MAX_VOICES, synth: Synth | None = None, skip: int = 0) -> list[Case]:
+def build_suite(out_dir: Path, voices: int = SUITE_VOICES, synth: Synth | None = None, skip: int = 0) -> list[Case]:
     """Write the cases of voices [skip, voices) under `out_dir`; return them (also saved as cases.json)."""
     if not 1 <= voices <= MAX_VOICES or not 0 <= skip < voices:
         raise ValueError(f"the suite has 1 to {MAX_VOICES} voices, not {voices}, and fewer to leave out than "
@@ -185,9 +228,13 @@ def build_suite(out_dir: Path, voices: int = MAX_VOICES, synth: Synth | None = N
     out_dir.mkdir(parents=True, exist_ok=True)
     synth = synth or Synth()
     cases = []
-    casts: list[tuple[Voice, Room | None]] = [(v, None) for v in VOICES] + [(r.user, r) for r in ROOM_VOICES]
+    casts: list[tuple[Voice, Room | Household | None]] = [(v, None) for v in VOICES] + [
+        (r.user, r) for r in ROOM_VOICES] + [(h.user, h) for h in HOUSEHOLDS]
     for vi, (voice, room) in enumerate(casts[:voices]):
         if vi < skip:
+            continue
+        if isinstance(room, Household):
+            cases += _household(out_dir, synth, vi, room)
             continue
         request = set_level(trim(synth.say(REQUESTS[vi % len(REQUESTS)], voice)), USER_DBFS)
         req_start = int(LEAD_S * RATE)
@@ -220,4 +267,30 @@ def build_suite(out_dir: Path, voices: int = MAX_VOICES, synth: Synth | None = N
             cases.append(Case(name, cat, voice.label, REQUESTS[vi % len(REQUESTS)], text, str(wav), str(user_wav),
                               event_at / RATE, (event_at + len(event)) / RATE, total / RATE, room is not None))
     (out_dir / "cases.json").write_text(json.dumps([asdict(c) for c in cases], indent=1))
+    return cases
+
+
+def _household(out_dir: Path, synth: Synth, vi: int, h: Household) -> list[Case]:
+    request_text = REQUESTS[vi % len(REQUESTS)]
+    request = set_level(trim(synth.say(request_text, h.user)), USER_DBFS)
+    req_start = int(LEAD_S * RATE)
+    event_at = req_start + len(request) + int(EVENT_AFTER_S * RATE)
+    cases = []
+    for cat, who in HOUSEHOLD_CASES:
+        text, speaker, db = {"user": (h.user_aside, h.user, 0.0), "second": (h.other_call, h.other, 0.0),
+                             "tv": (h.tv_text, h.tv, HOUSEHOLD_TV_DB)}[who]
+        event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
+        total = event_at + len(event) + int(TAIL_S * RATE)
+        mic, user = np.zeros(total, np.float32), np.zeros(total, np.float32)
+        mic[req_start:req_start + len(request)] = request
+        user[req_start:req_start + len(request)] = request
+        mic[event_at:event_at + len(event)] += event
+        if cat != "background":
+            user[event_at:event_at + len(event)] += event
+        name = f"{h.user.label}-{cat}-{who}"
+        wav, user_wav = out_dir / f"{name}.wav", out_dir / f"{name}.user.wav"
+        sf.write(str(wav), mic, RATE, subtype="PCM_16")
+        sf.write(str(user_wav), user, RATE, subtype="PCM_16")
+        cases.append(Case(name, cat, h.user.label, request_text, text, str(wav), str(user_wav), event_at / RATE,
+                          (event_at + len(event)) / RATE, total / RATE, True))
     return cases

@@ -46,6 +46,7 @@ class Transcriber:
         """`beam_size`, `prompt` (words of the domain, given as previous text) and `timestamps` (decode with
         them, as whisper was trained) are for measuring other settings; the defaults are the runtime's."""
         folder = model_dir(model)
+        self.name = model
         try:
             import ctranslate2
             from faster_whisper import WhisperModel

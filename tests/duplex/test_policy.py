@@ -175,3 +175,42 @@ def test_an_overlap_that_ended_before_the_chunk_is_not_carried_once_decided():
     assert judge.overlap_onset(0, NS) == 300_000_000
     activity(judge, "onset", 2_500_000_000, 2_564_000_000, playback=False)  # the assistant was silent
     assert judge.overlap_onset(2 * NS, 3 * NS) is None
+
+
+def test_vocatives_the_recognizer_misread():
+    # Readings of overlapping speech by whisper tiny.en and base in `bench duplex`: a name after a call reads as
+    # another word, and a name may lose or gain a letter; common replies after a call stay nobody's name.
+    assert addressed_elsewhere("Hey, dealer.") == "dealer"  # "Hey Peter, ..."
+    assert addressed_elsewhere("Sara, dinner is almost ready.") == "Sara"
+    for text in ("Hey, thanks.", "Hey, you!", "Hey, my...", "Oh, interesting.", "Many, many thanks.",
+                 "Hey, can you tell me a joke?", "Um, I will call you back."):
+        assert addressed_elsewhere(text) is None, text
+
+
+def test_a_second_reading_finds_the_name_the_first_missed_and_a_floor_taking_opening_is_not_read_again():
+    asked = []
+
+    def reread(audio):
+        asked.append(len(audio))
+        return "Hey, dealer.", 500.0
+
+    p = BargeInPolicy(reread=reread)
+    p.observe_user(-24.0, 2500)
+    d = p.decide(Overlap("Can't either...", tone(-24), 1500, ongoing=True))
+    assert d.decision == "other" and d.reread == "Hey, dealer." and "read again" in d.reason
+    stop = p.decide(Overlap("Sorry, stop there. How far is the moon?", tone(-24), 1500, ongoing=True))
+    assert stop.decision == "interrupt" and stop.reread is None and len(asked) == 1
+    p.reread = lambda audio: ("Can you tell me about the moon?", 500.0)
+    d = p.decide(Overlap("Can you tell me about the moon?", tone(-24), 1500, ongoing=True))
+    assert d.decision == "interrupt" and "no one else called" in d.reason
+
+
+def test_the_second_reader_is_a_larger_recognizer_than_the_first_or_none():
+    from edge.bargein.overlap_asr import OverlapTranscriber, unavailable
+
+    assert OverlapTranscriber.rereader({"overlap_reread": "off"}, "tiny.en") is None
+    assert OverlapTranscriber.rereader({}, "base") is None  # the first reading was already base's
+    if unavailable("base") is None:
+        r = OverlapTranscriber.rereader({}, "tiny.en")
+        assert r is not None and (r.model, r.beam_size) == ("base", 5)
+        r.close()

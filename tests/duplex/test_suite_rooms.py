@@ -32,3 +32,23 @@ def test_a_room_has_the_users_request_then_another_voice_as_loud_as_the_user(tmp
         other, _ = sf.read(by["other"].wav, dtype="float32")
         ev = slice(int(by["other"].event_start_s * RATE), int(by["other"].event_end_s * RATE))
         assert float(enc.embed(request) @ enc.embed(other[ev])) < THRESHOLD
+
+
+@pytest.mark.skipif(not shutil.which("espeak-ng"), reason="espeak-ng is needed (apt-get install espeak-ng)")
+def test_a_held_out_household_has_new_names_and_a_television_louder_than_the_user(tmp_path):
+    from edge.bench.duplex_suite import EVENTS, HOUSEHOLD_PARTS, HOUSEHOLD_TV_DB, ROOM_EVENTS
+
+    lo, hi = HOUSEHOLD_PARTS["held-out"]
+    cases = [c for c in build_suite(tmp_path, voices=lo + 1, skip=lo) if c.voice.startswith("espeak")]
+    assert [c.name.rsplit("-", 2)[1:] for c in cases] == [["other", "user"], ["other", "second"],
+                                                          ["background", "tv"]]
+    suite_texts = {t for texts in (*EVENTS.values(), *ROOM_EVENTS.values()) for t in texts}
+    assert not suite_texts & {c.event for c in cases}
+    tv = cases[2]
+    mic, _ = sf.read(tv.wav, dtype="float32")
+    user, _ = sf.read(tv.user_wav, dtype="float32")
+    ev = slice(int(tv.event_start_s * RATE), int(tv.event_end_s * RATE))
+    # louder than the user by the policy's own measure too (the suite sets levels on its own frames)
+    assert speech_level_db(mic[ev]) > speech_level_db(user[:ev.start]) + HOUSEHOLD_TV_DB / 2
+    aside, _ = sf.read(cases[0].user_wav, dtype="float32")  # the user's own aside is the user's speech
+    assert np.any(aside[int(cases[0].event_start_s * RATE):int(cases[0].event_end_s * RATE)])

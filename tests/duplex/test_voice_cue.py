@@ -134,3 +134,26 @@ def test_a_short_start_of_the_users_own_fast_speech_still_interrupts():
     d = fe.ask(Overlap("No, no.", own, 550, ongoing=True))
     assert d.decision == "interrupt" and d.threshold == voice_cue.SHORT_THRESHOLD, d.reason
     judge.close()
+
+
+@needs_encoder
+def test_the_users_own_voice_calling_someone_the_first_reading_missed_goes_on_after_a_second_reading():
+    """In the user's voice only the words decide; a larger recognizer reads the name a small one misread."""
+    from edge.bargein.overlap_asr import unavailable
+
+    if unavailable("base") is not None:
+        pytest.skip(unavailable("base"))
+    fe = Transcribing()  # its own reading is tiny.en's, as in `bench duplex`
+    fe.asr = SimpleNamespace(name="tiny.en")
+    judge = BargeInJudge(fe, {"realtime": False})
+    answered_request(judge, speech(REQUEST, USER))
+    aside = speech("Hey Peter, did you remember to feed the dog this morning?", USER)[:int(1.5 * RATE)]
+    d = fe.ask(Overlap("Can't either...", aside, 1400, ongoing=True))  # tiny.en's reading through the room's echo
+    assert d.similarity is not None and d.similarity >= d.threshold  # the voice is rightly the user's
+    assert d.decision == "other" and "Peter" in d.reread and d.reread_ms > 0, (d.reason, d.reread)
+    activity(judge, "offset", 20 * NS, 21 * NS, True, 1000.0)
+    activity(judge, "onset", 23 * NS, 23 * NS + 64_000_000, True, 0.0)
+    text = "Can you tell me how rainbows form instead?"
+    own = fe.ask(Overlap(text, speech(text, USER)[:int(1.5 * RATE)], 1400, ongoing=True))
+    assert own.decision == "interrupt" and own.reread is not None and "no one else called" in own.reason
+    judge.close()
