@@ -101,7 +101,7 @@ def session_parser() -> argparse.ArgumentParser:
                           "a copy of everything for the journal; proxy: every message through the proxy only")
     run.add_argument("--answer-wait", type=_seconds, default=None, metavar="SECONDS",
                      help="with a file as the microphone: after its end, keep listening to a quiet room up to "
-                          "this many seconds of session time (default 15; with --fast alike) while the reply is "
+                          "this many seconds of session time (default 30; with --fast alike) while the reply is "
                           "unfinished or a delegated request still waits for its answer to be spoken; what is "
                           "still unanswered then is named in one sentence on stderr and in the journal; 0 ends "
                           "the session at the file's end")

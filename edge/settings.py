@@ -77,7 +77,7 @@ class SessionConfig:
     wake_idle_s: float = setting(10.0, must=POSITIVE)  # with a wake word: idle this long, the conversation ends
     # A file input: after its last chunk, wait at most this long (session time) for delegated work still owed an
     # answer, listening to a quiet room meanwhile; 0 ends the input at the file's end (edge/nodes/capture_tail.py).
-    answer_wait_s: float = setting(15.0, must=(lambda v: 0 <= v <= 3600, "from 0 to 3600 seconds"))
+    answer_wait_s: float = setting(30.0, must=(lambda v: 0 <= v <= 3600, "from 0 to 3600 seconds"))
     extra: dict = field(default_factory=dict)  # options without a field of their own (asr, harness, venus, ...)
 
     def as_dict(self) -> dict:
