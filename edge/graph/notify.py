@@ -14,6 +14,9 @@ class SystemdNotifier:
         self.sock: socket.socket | None = None
         if self.addr:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            # Never block the supervisor: a manager that does not read (a full queue) loses a datagram, not
+            # the session (a blocking send waited forever once about ten went unread).
+            self.sock.setblocking(False)
 
     def notify(self, state: str) -> None:
         if self.sock is None:
@@ -21,7 +24,7 @@ class SystemdNotifier:
         try:
             self.sock.sendto(state.encode(), self.addr)
         except OSError:
-            pass  # the manager went away: nothing to tell
+            pass  # the manager went away or is not reading: nothing to tell now
 
     def close(self) -> None:
         if self.sock is not None:
