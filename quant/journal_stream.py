@@ -70,8 +70,10 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     frames: list[tuple[int, np.ndarray]] = []
     for rec, msg in journal.messages():
         kind = msg.TYPE
-        if kind == "audio_chunk" and rec.env.payload and msg.index not in audio:
-            audio[msg.index] = np.frombuffer(rec.env.payload[0], dtype="<i2").astype(np.float32) / 32768.0
+        if kind == "audio_chunk" and msg.index not in audio and (rec.env.payload or msg.silent):
+            # A quiet chunk is zeros said in its header alone; the frontend hears it as zeros, and so does this.
+            audio[msg.index] = np.zeros(msg.n_samples, np.float32) if msg.silent else \
+                np.frombuffer(rec.env.payload[0], dtype="<i2").astype(np.float32) / 32768.0
             spans_ns[msg.index] = (msg.t_start_ns, msg.t_end_ns)
         elif kind == "video_frame" and rec.env.payload and msg.encoding == "rgb24":
             img = np.frombuffer(rec.env.payload[0], dtype=np.uint8)

@@ -87,7 +87,8 @@ def test_camera_frames_are_captured_and_journaled(tmp_path, speech_wav, script):
     from edge.timeline.journal import Journal
 
     cfg = SessionConfig(mic=str(speech_wav), camera=str(video), speaker="null", journal=str(tmp_path / "j"),
-                        frontend=f"scripted:{script}", voice="null", realtime=False, video_fps=2.0)
+                        frontend=f"scripted:{script}", voice="null", realtime=False, video_fps=2.0,
+                        answer_wait_s=0.0)  # the frames of the file's 6 s (the script's notice is not waited for)
     assert run_session(cfg).ok
     frames = [msg for _, msg in Journal(tmp_path / "j").messages(m.VideoFrame)]
     assert [f.t_ns for f in frames] == [int(i * 0.5e9) for i in range(len(frames))]
