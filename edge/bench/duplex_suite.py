@@ -253,19 +253,8 @@ def build_suite(out_dir: Path, voices: int = SUITE_VOICES, synth: Synth | None =
             else:
                 text = EVENTS[cat][(vi + ci) % len(EVENTS[cat])]
                 event = set_level(trim(synth.say(text, voice)), USER_DBFS)
-            total = event_at + len(event) + int(TAIL_S * RATE)
-            mic, user = np.zeros(total, np.float32), np.zeros(total, np.float32)
-            mic[req_start:req_start + len(request)] = request
-            user[req_start:req_start + len(request)] = request
-            mic[event_at:event_at + len(event)] += event
-            if cat != "background":
-                user[event_at:event_at + len(event)] += event
-            name = f"{voice.label}-{cat}"
-            wav, user_wav = out_dir / f"{name}.wav", out_dir / f"{name}.user.wav"
-            sf.write(str(wav), mic, RATE, subtype="PCM_16")
-            sf.write(str(user_wav), user, RATE, subtype="PCM_16")
-            cases.append(Case(name, cat, voice.label, REQUESTS[vi % len(REQUESTS)], text, str(wav), str(user_wav),
-                              event_at / RATE, (event_at + len(event)) / RATE, total / RATE, room is not None))
+            cases.append(_write_case(out_dir, f"{voice.label}-{cat}", cat, voice.label, REQUESTS[vi % len(REQUESTS)],
+                                     request, req_start, text, event, event_at, room is not None))
     (out_dir / "cases.json").write_text(json.dumps([asdict(c) for c in cases], indent=1))
     return cases
 
@@ -280,17 +269,23 @@ def _household(out_dir: Path, synth: Synth, vi: int, h: Household) -> list[Case]
         text, speaker, db = {"user": (h.user_aside, h.user, 0.0), "second": (h.other_call, h.other, 0.0),
                              "tv": (h.tv_text, h.tv, HOUSEHOLD_TV_DB)}[who]
         event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
-        total = event_at + len(event) + int(TAIL_S * RATE)
-        mic, user = np.zeros(total, np.float32), np.zeros(total, np.float32)
-        mic[req_start:req_start + len(request)] = request
-        user[req_start:req_start + len(request)] = request
-        mic[event_at:event_at + len(event)] += event
-        if cat != "background":
-            user[event_at:event_at + len(event)] += event
-        name = f"{h.user.label}-{cat}-{who}"
-        wav, user_wav = out_dir / f"{name}.wav", out_dir / f"{name}.user.wav"
-        sf.write(str(wav), mic, RATE, subtype="PCM_16")
-        sf.write(str(user_wav), user, RATE, subtype="PCM_16")
-        cases.append(Case(name, cat, h.user.label, request_text, text, str(wav), str(user_wav), event_at / RATE,
-                          (event_at + len(event)) / RATE, total / RATE, True))
+        cases.append(_write_case(out_dir, f"{h.user.label}-{cat}-{who}", cat, h.user.label, request_text, request,
+                                 req_start, text, event, event_at, True))
     return cases
+
+
+def _write_case(out_dir: Path, name: str, cat: str, voice: str, request_text: str, request: np.ndarray,
+                req_start: int, text: str, event: np.ndarray, event_at: int, room: bool) -> Case:
+    """The microphone track (request, then the event) and the user's own track (background left out)."""
+    total = event_at + len(event) + int(TAIL_S * RATE)
+    mic, user = np.zeros(total, np.float32), np.zeros(total, np.float32)
+    mic[req_start:req_start + len(request)] = request
+    user[req_start:req_start + len(request)] = request
+    mic[event_at:event_at + len(event)] += event
+    if cat != "background":
+        user[event_at:event_at + len(event)] += event
+    wav, user_wav = out_dir / f"{name}.wav", out_dir / f"{name}.user.wav"
+    sf.write(str(wav), mic, RATE, subtype="PCM_16")
+    sf.write(str(user_wav), user, RATE, subtype="PCM_16")
+    return Case(name, cat, voice, request_text, text, str(wav), str(user_wav), event_at / RATE,
+                (event_at + len(event)) / RATE, total / RATE, room)
