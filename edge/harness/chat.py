@@ -18,12 +18,15 @@ THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 
 class ChatBackend(Protocol):
     name: str
+    live: bool  # whether it can look up what changes by the hour (weather, news); a model file alone cannot
 
     def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str: ...
 
 
 class OpenAIChat:
     """POST {base_url}/chat/completions (llama.cpp server, Ollama, vLLM, a hosted API)."""
+
+    live = True  # a server may be an agent with search: what it can look up is its own business
 
     def __init__(self, base_url: str, model: str = "default", api_key_env: str | None = None,
                  temperature: float = 0.3) -> None:
@@ -61,6 +64,8 @@ class OpenAIChat:
 
 class LocalChat:
     """A GGUF chat model in llama.cpp, loaded on first use; one request at a time."""
+
+    live = False
 
     def __init__(self, model_path: str, n_ctx: int = 2048, n_threads: int = 1) -> None:
         if not os.path.isfile(model_path):

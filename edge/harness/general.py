@@ -6,6 +6,7 @@ from typing import Any
 
 from edge.harness.capability import Outcome, RunContext
 from edge.harness.chat import ChatBackend
+from edge.harness.live_facts import cannot_know, live_topic
 
 SYSTEM = ("You are the helper of a friendly voice assistant, and your words are read aloud. Answer the request "
           "directly in at most three short, plain sentences: no lists, no markup, no links. When it asks for a "
@@ -45,6 +46,9 @@ class GeneralCapability:
         self.max_tokens = max_tokens
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
+        topic = None if getattr(self.chat, "live", False) else live_topic(arguments["request"])
+        if topic is not None:  # a model alone would make the figures up; a skill with a live source is routed first
+            return Outcome(cannot_know(topic))
         messages = [{"role": "system", "content": SYSTEM}]
         for instruction, result in ctx.previous:  # a continuation sees what came before
             messages += [{"role": "user", "content": instruction}, {"role": "assistant", "content": result}]

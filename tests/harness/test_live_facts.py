@@ -1,0 +1,41 @@
+"""With a local model, the general capability says it cannot know live facts instead of making them up."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from edge.harness.capability import RunContext
+from edge.harness.chat import EmbeddedChat
+from edge.harness.general import GeneralCapability
+from edge.harness.live_facts import live_topic
+
+
+def _ctx(instruction: str) -> RunContext:
+    return RunContext("w1", instruction, 1, threading.Event(), lambda s: True)
+
+
+@pytest.mark.parametrize("request_, topic", [
+    ("Find today's weather forecast for Paris, France.", "the weather"),
+    ("What's the weather like in Osaka?", "the weather"),
+    ("Will it rain in Glasgow tomorrow?", "the weather"),
+    ("What are today's headlines?", "the news"),
+    ("What is the exchange rate of the euro to the yen?", "prices"),
+    ("Who won the match last night?", "scores"),
+    ("How is the traffic on the ring road now?", "traffic and travel"),
+])
+def test_live_requests_are_answered_honestly_without_asking_a_model(request_, topic):
+    local = EmbeddedChat()  # loaded only when asked: these requests never load it
+    out = GeneralCapability(local, timeout_s=2.0).run({"request": request_}, _ctx(request_))
+    assert local._llm is None
+    assert out.text == f"I can't check {topic} from here: this device has no live source for it."
+
+
+# A server behind the OpenAI API may search (tests/harness/test_harness_capabilities.py asks one the weather).
+@pytest.mark.parametrize("request_", [
+    "Describe your ideal weather for a picnic.", "What is the boiling temperature of water?",
+    "Tell me a story about a news reporter and her dog.", "Who wrote Pride and Prejudice?",
+    "Explain how a stock market works.",
+])
+def test_other_requests_are_not_taken_for_live_ones(request_):
+    assert live_topic(request_) is None
