@@ -19,6 +19,7 @@ import soundfile as sf
 from edge import messages as m
 from edge.audio_format import RATE
 from edge.timeline.journal import Journal
+from skill_files import route_all_to, write_skill
 
 QUESTION = "How much is twelve times eight?"
 CLOCKS = [pytest.param([], id="real-clock"), pytest.param(["--fast"], id="virtual-clock")]
@@ -27,14 +28,9 @@ CLOCKS = [pytest.param([], id="real-clock"), pytest.param(["--fast"], id="virtua
 def _session(d: Path, skill_body: str, *extra: str, timeout_s: float = 300) -> tuple[subprocess.CompletedProcess,
                                                                                       Journal, float]:
     """Two seconds of a quiet file, the question delegated at its last chunk, answered by `skill_body`."""
-    skill = d / "skills" / "slow"
-    skill.mkdir(parents=True)
-    (skill / "skill.json").write_text(json.dumps({
-        "name": "slow", "version": "1.0", "description": "Works out sums.", "arguments": {"type": "object"},
-        "entry": {"python": "skill.py:run"}, "timeout_s": timeout_s}))
-    (skill / "skill.py").write_text(f"import time\n\n\ndef run(arguments, context):\n{skill_body}")
-    (d / "harness.json").write_text(json.dumps({"skills": str(d / "skills"), "router": {
-        "scripted": {"rules": [{"match": ".", "capability": "slow", "arguments": {}}]}}}))
+    write_skill(d / "skills", "slow", f"import time\n\n\ndef run(arguments, context):\n{skill_body}",
+                "Works out sums.", timeout_s=timeout_s)
+    (d / "harness.json").write_text(json.dumps({"skills": str(d / "skills"), "router": route_all_to("slow")}))
     sf.write(str(d / "in.wav"), np.zeros(2 * RATE, np.float32), RATE)
     (d / "script.txt").write_text(f"1 delegate {QUESTION}\n")
     t0 = time.monotonic()

@@ -2,7 +2,6 @@
 the folders a killed supervisor or replay leaves are removed at the next start. Real processes, real SIGKILL."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from edge.graph.endpoints import PREFIX, make_endpoints, remove_runtime_dir
 from edge.scratch import SETTLE_S
 from edge.session import ALL_NODES, SessionConfig, make_supervisor, run_session
 from edge.timeline.replay import WORK_PREFIX, replay
+from skill_files import route_all_to, write_skill
 
 ROOT = Path(__file__).resolve().parents[2]
 MCP_SERVER = ROOT / "tests" / "harness" / "mcp_server.py"
@@ -46,19 +46,14 @@ def wait_for(check, timeout_s: float, step_s: float = 0.05):
 
 def hanging_skill(root: Path, pid_file: Path) -> None:
     """A skill whose first call never ends (it writes its pid first); later calls answer at once."""
-    d = root / "stuck"
-    d.mkdir(parents=True)
-    (d / "skill.json").write_text(json.dumps({
-        "name": "stuck", "version": "1.0", "description": "Hangs on the first call.",
-        "arguments": {"type": "object"}, "entry": {"python": "skill.py:run"}, "timeout_s": 600}))
-    (d / "skill.py").write_text(textwrap.dedent(f"""
+    write_skill(root, "stuck", textwrap.dedent(f"""
         import os, time
         def run(arguments, context):
             if context["attempt"] == 1:
                 open({str(pid_file)!r}, "w").write(str(os.getpid()))
                 time.sleep(600)
             return "Done."
-    """))
+    """), "Hangs on the first call.", timeout_s=600)
 
 
 def test_skill_and_mcp_server_die_with_a_killed_harness_and_the_session_goes_on(tmp_path):
@@ -68,7 +63,7 @@ def test_skill_and_mcp_server_die_with_a_killed_harness_and_the_session_goes_on(
     hanging_skill(tmp_path / "skills", pid_file)
     harness = {"skills": str(tmp_path / "skills"),
                "mcp": [{"name": "convert", "command": sys.executable, "args": [str(MCP_SERVER)]}],
-               "router": {"scripted": {"rules": [{"match": ".", "capability": "stuck", "arguments": {}}]}}}
+               "router": route_all_to("stuck")}
     cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker=str(tmp_path / "out.wav"),
                         journal=str(tmp_path / "s.journal"), frontend=f"scripted:{tmp_path / 'script.txt'}",
                         voice="null", chunk_ms=500, realtime=True, extra={"harness": harness})

@@ -8,9 +8,6 @@ or its work is done (the speech node, once the reply has played).
 """
 from __future__ import annotations
 
-import json
-import textwrap
-
 import numpy as np
 import pytest
 import soundfile as sf
@@ -18,20 +15,9 @@ import soundfile as sf
 from edge import messages as m
 from edge.session import ALL_NODES, SessionConfig, make_supervisor
 from edge.timeline.journal import Journal
+from skill_files import returning, route_all_to, write_skill
 
 ANSWER = "It is twelve degrees and cloudy in Paris. The wind comes from the west. Tomorrow will be sunny."
-
-
-def answer_skill(root) -> None:
-    d = root / "answer"
-    d.mkdir(parents=True)
-    (d / "skill.json").write_text(json.dumps({
-        "name": "answer", "version": "1.0", "description": "Answers at once.", "arguments": {"type": "object"},
-        "entry": {"python": "skill.py:run"}}))
-    (d / "skill.py").write_text(textwrap.dedent(f"""
-        def run(arguments, context):
-            return {ANSWER!r}
-    """))
 
 
 @pytest.mark.parametrize("node,cls", [("harness", "faulty_nodes:KilledAfterReleaseHarness"),
@@ -44,12 +30,11 @@ def test_a_result_is_heard_exactly_once_when_a_node_dies_with_it(tmp_path, fault
     monkeypatch.setenv("KILL_MARK", str(tmp_path / "killed"))
     sf.write(tmp_path / "in.wav", np.zeros(16000 * 16, np.float32), 16000)
     (tmp_path / "script.txt").write_text("1 delegate What is the weather in Paris?\n")
-    answer_skill(tmp_path / "skills")
+    write_skill(tmp_path / "skills", "answer", returning(ANSWER))
     cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker=str(tmp_path / "out.wav"),
                         journal=str(tmp_path / "s.journal"), frontend=f"scripted:{tmp_path / 'script.txt'}",
                         voice="espeak", chunk_ms=500, realtime=True,
-                        extra={"harness": {"skills": str(tmp_path / "skills"), "router": {"scripted": {
-                            "rules": [{"match": ".", "capability": "answer", "arguments": {}}]}}}})
+                        extra={"harness": {"skills": str(tmp_path / "skills"), "router": route_all_to("answer")}})
     report = make_supervisor(cfg.as_dict(), ALL_NODES, node_classes={node: cls}).run()
     assert report.ok, report.reason
     assert (tmp_path / "killed").exists() and report.restarts[node] == 1  # it really died with the result

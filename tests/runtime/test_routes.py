@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import collections
 import inspect
-import json
 import shutil
 import subprocess
 import textwrap
@@ -31,6 +30,7 @@ from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 from edge.wire import ANY_NODE, OUTSIDE, SUPERVISOR, Message, all_types, decode, lookup, on_bus, receives, topic_of
 from kernels.resample import resample
+from skill_files import returning, route_all_to, write_skill
 
 LONG_REPLY = ("The printing press changed Europe within a single lifetime. Books became cheap, and ideas moved "
               "faster than any ruler could follow. Scholars shared their findings with each other.")
@@ -134,18 +134,12 @@ def duplex_session(d: Path) -> Path:
 
 def harness_session(d: Path) -> Path:
     """Real time: a delegated request answered by a skill, spoken, played and confirmed delivered."""
-    skill = d / "skills" / "answer"
-    skill.mkdir(parents=True)
-    (skill / "skill.json").write_text(json.dumps({
-        "name": "answer", "version": "1.0", "description": "Answers at once.", "arguments": {"type": "object"},
-        "entry": {"python": "skill.py:run"}}))
-    (skill / "skill.py").write_text("def run(arguments, context):\n    return 'The answer is 42.'\n")
+    write_skill(d / "skills", "answer", returning("The answer is 42."))
     sf.write(str(d / "in.wav"), np.zeros(RATE * 7, np.float32), RATE)
     (d / "script.txt").write_text("0 delegate What is the answer?\n")
     cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "b.journal"), chunk_ms=500,
                         frontend=f"scripted:{d / 'script.txt'}", voice="null", realtime=True,
-                        extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"), "router": {
-                            "scripted": {"rules": [{"match": ".", "capability": "answer", "arguments": {}}]}}}})
+                        extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"), "router": route_all_to("answer")}})
     assert run_session(cfg, inprocess=True).ok
     return Path(cfg.journal)
 

@@ -6,7 +6,6 @@ earlier one is stale: the frontend drops it, the journal says why, and it is nev
 """
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import soundfile as sf
@@ -15,25 +14,20 @@ from edge import messages as m
 from edge.audio_format import RATE
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
+from skill_files import returning, route_all_to, write_skill
 
 STALE = "stale: the user asked something new before it was spoken"
 
 
 def test_a_held_general_answer_is_dropped_when_a_new_question_comes(tmp_path):
-    skill = tmp_path / "skills" / "chat"
-    skill.mkdir(parents=True)
-    (skill / "skill.json").write_text(json.dumps({
-        "name": "chat", "version": "1.0", "description": "Talks about anything.", "arguments": {"type": "object"},
-        "entry": {"python": "skill.py:run"}}))
-    (skill / "skill.py").write_text("def run(arguments, context):\n    return 'Rome was founded long ago.'\n")
+    write_skill(tmp_path / "skills", "chat", returning("Rome was founded long ago."), "Talks about anything.")
     sf.write(str(tmp_path / "in.wav"), np.zeros(8 * RATE, np.float32), RATE)
     talk = "".join(f"{i} talk\n" for i in range(1, 13))  # the user talks from 0.5 s to 6.5 s ...
     (tmp_path / "script.txt").write_text(f"0 delegate Tell me about Rome.\n{talk}13 hear What time is it?\n")
     cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker="null", journal=str(tmp_path / "s.journal"),
                         chunk_ms=500, frontend=f"scripted:{tmp_path / 'script.txt'}", voice="null", realtime=True,
                         extra={"harness": {"skills": str(tmp_path / "skills"), "stale_after_turn": ["chat"],
-                                           "router": {"scripted": {"rules": [
-                                               {"match": ".", "capability": "chat", "arguments": {}}]}}}})
+                                           "router": route_all_to("chat")}})
     report = run_session(cfg)
     assert report.ok, report.reason
     j = Journal(cfg.journal)
