@@ -133,7 +133,8 @@ def duplex_session(d: Path) -> Path:
 
 
 def harness_session(d: Path) -> Path:
-    """Real time: a delegated request answered by a skill, spoken, played and confirmed delivered."""
+    """Real time: a delegated request answered by a skill, spoken, played and confirmed delivered; capture hands
+    the chunks over in pieces before their boundaries, and scripted words go to the voice ahead."""
     skill = d / "skills" / "answer"
     skill.mkdir(parents=True)
     (skill / "skill.json").write_text(json.dumps({
@@ -141,7 +142,8 @@ def harness_session(d: Path) -> Path:
         "entry": {"python": "skill.py:run"}}))
     (skill / "skill.py").write_text("def run(arguments, context):\n    return 'The answer is 42.'\n")
     sf.write(str(d / "in.wav"), np.zeros(RATE * 7, np.float32), RATE)
-    (d / "script.txt").write_text("0 delegate What is the answer?\n")
+    # The words of chunk 3 are known before its boundary: they go to the voice ahead (DraftAhead).
+    (d / "script.txt").write_text("0 delegate What is the answer?\n3 speak One moment.\n")
     cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "b.journal"), chunk_ms=500,
                         frontend=f"scripted:{d / 'script.txt'}", voice="null", realtime=True,
                         extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"), "router": {
