@@ -51,6 +51,9 @@ HISTORY_CHARS = 320  # of one reply, in the history the model sees
 CHARS_PER_S = 14.0  # the voice's speaking rate: estimates when a reply stops playing
 VOICING_WAIT_S = 2.0  # live: how long the warm-up waits for first words sent to the voice to be heard playing
 ASR_TAIL_NS = 150_000_000  # the silence after the last voiced frame that a turn's transcript reads
+# Wall time the work at an endpoint may take (what a boundary's first words get with 1 s chunks): the user has
+# stopped, so it is rarely wasted; if they go on, the loop catches up within a chunk or two.
+ENDPOINT_BUDGET_S = 1.5
 
 
 def answerable(text: str) -> bool:
@@ -121,6 +124,7 @@ class Draft:
     reply: Reply
     talk: bool  # told at length (a story, an explanation, a description)
     at_ns: int | None = None  # made before a boundary, when the audio heard reached this time (the endpoint)
+    cpu_ms: float = 0.0  # ... and the CPU it took there (transcript, prefill, first words)
 
 
 @dataclass
@@ -283,12 +287,13 @@ class DefaultFrontend(Frontend):
         out.info["audio_ms"] = self.chunk_s * 1e3
         text = self._transcribe(utt, out)
         ahead.read = utt.read
-        if not self._draft(utt, text, out, at_ns=so_far.t_end_ns) or not out.ahead:
+        if not self._draft(utt, text, out, at_ns=so_far.t_end_ns):
             return None
+        assert self.draft is not None
+        self.draft.cpu_ms = out.info["cpu_ms"] = round((time.process_time() - cpu0) * 1e3, 1)
         out.info["endpoint_ms"] = round((so_far.t_end_ns - utt.last_voice_ns) / 1e6, 1)  # after the last voice
         out.info["ahead_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
-        out.info["cpu_ms"] = round((time.process_time() - cpu0) * 1e3, 1)
-        return Ahead(out.ahead, text, utt.last_voice_ns, out.info)
+        return Ahead(out.ahead, text, utt.last_voice_ns, out.info)  # no words yet: the boundary decodes them
 
     def _so_far(self, so_far: Chunk, frames: list[FrameProb]) -> Utterance | None:
         """The user's utterance as the boundary will track it, with the chunk so far in it (a copy)."""
@@ -363,7 +368,7 @@ class DefaultFrontend(Frontend):
             self.history, self.reply = draft.history, draft.reply
             out.info["drafted"] = True
             if draft.at_ns is not None:  # at the endpoint: how long after the voice, how long before this boundary
-                out.info["drafted_ahead"] = {"t_ns": draft.at_ns,
+                out.info["drafted_ahead"] = {"t_ns": draft.at_ns, "cpu_ms": draft.cpu_ms,
                                              "after_voice_ms": round((draft.at_ns - draft.last_voice_ns) / 1e6, 1),
                                              "before_boundary_ms": round((chunk.t_end_ns - draft.at_ns) / 1e6, 1)}
             if draft.talk:
@@ -411,9 +416,8 @@ class DefaultFrontend(Frontend):
         t0 = time.perf_counter()
         budget = None
         if self.s.llm_budget is not None and at_ns is not None:
-            # At the endpoint the user has stopped: this is the work the boundary would do, started earlier,
-            # so it gets the share the boundary's first words get.
-            budget = self.s.first_budget * out.info["audio_ms"] / 1e3 - (t0 - self.step_t0)
+            # At the endpoint the user has stopped: this is the work the boundary would do, started earlier.
+            budget = ENDPOINT_BUDGET_S - (t0 - self.step_t0)
         elif self.s.llm_budget is not None:
             # Live, the draft takes what the step leaves of its share of the chunk: on a busy machine the
             # loop must not fall behind the microphone for a reply that may never be needed.
