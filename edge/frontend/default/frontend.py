@@ -433,6 +433,7 @@ class DefaultFrontend(Frontend):
         self.draft = Draft(utt.last_voice_ns, text, list(self.history), history, reply, talk, at_ns)
         self.warm = False
         out.info["draft_ms"] = out.info["llm_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
+        out.info["draft_prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["draft_tokens"] = stream.prefilled + len(stream.tokens)
         return True
 
