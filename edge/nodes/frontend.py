@@ -5,6 +5,9 @@ writes what a restart needs (frontend_state.py): a restarted node reads it
 back, rebuilds the frontend's conversation (`Frontend.resume`), sends again
 what was never acknowledged, and asks capture for the chunks it has not
 decided (capture keeps them); chunks that arrive ahead of a gap wait for it.
+Live, capture also hands over the chunk being cut in pieces (AudioSoFar): the
+frontend hears them before the boundary (`Frontend.hear_ahead`), and the
+first words it drafts there go to the voice (DraftAhead).
 """
 from __future__ import annotations
 

@@ -277,16 +277,16 @@ class DefaultFrontend(Frontend):
                 so_far.t_end_ns < utt.last_voice_ns + ASR_TAIL_NS:
             return None
         ahead.tried_ns = utt.last_voice_ns
-        d = self.draft
-        if d is not None and d.last_voice_ns == utt.last_voice_ns:
-            return None  # drafted at the last boundary, in this same pause: the voice has its words
-        if d is not None:  # drafted in an earlier pause: the user went on since
-            d.reply.close()
-            self.draft, self.ahead_dropped = None, True
         out = ChunkOutput(control="listen")
         out.info["audio_ms"] = self.chunk_s * 1e3
-        text = self._transcribe(utt, out)
+        text = self._transcribe(utt, out)  # what the boundary reads (its tail may have been too short)
         ahead.read = utt.read
+        d = self.draft
+        if d is not None and d.last_voice_ns == utt.last_voice_ns and d.text == text:
+            return None  # drafted at the last boundary, in this same pause, on these words: the voice has them
+        if d is not None:  # drafted in an earlier pause (the user went on since), or on other words
+            d.reply.close()
+            self.draft, self.ahead_dropped = None, True
         if not self._draft(utt, text, out, at_ns=so_far.t_end_ns):
             return None
         assert self.draft is not None
