@@ -94,10 +94,11 @@ class RealTimeCapture:
     def _hand_over(self) -> None:
         """The chunk being cut, so far, goes to the frontend in pieces: when the user stops inside it, the
         turn's work starts then instead of at the boundary. Not while the wake word keeps the microphone
-        closed (the chunk will be silence)."""
+        closed (the chunk will be silence), nor in a quiet room (from the first sound on, the chunk so far goes
+        whole, and the pieces go on through the chunk after the last one with sound: the end of speech)."""
         n = self.node
         new = len(self.pending) - self.handed
-        if new < HAND_OVER or (n.wake is not None and not n.wake.awake):
+        if new < HAND_OVER or (n.wake is not None and not n.wake.awake) or n.quiet_room(self.pending):
             return
         t0 = n.index * n.chunk_ns
         ns = 1_000_000_000 // RATE

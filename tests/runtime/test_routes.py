@@ -141,7 +141,8 @@ def harness_session(d: Path) -> Path:
         "name": "answer", "version": "1.0", "description": "Answers at once.", "arguments": {"type": "object"},
         "entry": {"python": "skill.py:run"}}))
     (skill / "skill.py").write_text("def run(arguments, context):\n    return 'The answer is 42.'\n")
-    sf.write(str(d / "in.wav"), np.zeros(RATE * 7, np.float32), RATE)
+    # A room above capture's noise gate (a quiet one hands nothing over before the boundaries).
+    sf.write(str(d / "in.wav"), 0.003 * np.random.default_rng(1).standard_normal(RATE * 7).astype(np.float32), RATE)
     # The words of chunk 3 are known before its boundary: they go to the voice ahead (DraftAhead).
     (d / "script.txt").write_text("0 delegate What is the answer?\n3 speak One moment.\n")
     cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "b.journal"), chunk_ms=500,
