@@ -19,6 +19,12 @@ process stamps with: from the journal's decision and SpeakText stamps, and
 from the first piece's playback acknowledgement, which says when the
 speech node took the words off the bus, when their first audio was
 synthesized and when its first samples were written to the sink.
+
+When the user stops inside a chunk, the frontend makes the transcript, the
+prefill and the first words before the boundary (the journal's DraftAhead,
+and `drafted_ahead` in the decision that says them): the bench says for how
+many turns, how long after the end of speech, and how long before the
+boundary the words were ready.
 """
 from __future__ import annotations
 
@@ -74,6 +80,12 @@ class Turn:
     received_ns: int = 0  # the speech node took the words off the bus
     ready_ns: int = 0  # their first audio was synthesized
     written_ns: int = 0  # that audio's first samples went to the sink
+    # Drafted before the boundary, at the endpoint (DraftAhead), and said by the deciding step:
+    ahead_text: str = ""  # the words made ready
+    ahead_at_ns: int = 0  # the audio heard up to then (session clock)
+    ahead_sent_ns: int = 0  # when they went to the voice
+    ahead_cpu_ms: float = 0.0  # the transcript, prefill and first words then
+    drafted_ahead: bool = False  # the deciding step said them
 
     def stages(self) -> dict[str, float] | None:
         """The turn's latency cut into what happened one after the other, in ms (None: not answered)."""
@@ -100,10 +112,18 @@ class Turn:
 
     @property
     def idle_estimate_ms(self) -> float | None:
-        """Latency on an idle machine: the wait for the boundary, plus CPU time on the critical path."""
+        """Latency on an idle machine: the wait for the boundary, plus CPU time on the critical path. A turn
+        drafted at its endpoint: its work from the endpoint on (and the voice's, when it made the very words
+        said) runs while the boundary is awaited; the later of the two, then the steps after the boundary."""
         if not self.first_text:
             return None
-        return (self.audio_boundary_ns - self.end_ns) / 1e6 + self.cpu_ms + self.tts_cpu_ms
+        boundary = (self.audio_boundary_ns - self.end_ns) / 1e6
+        if not self.drafted_ahead:
+            return boundary + self.cpu_ms + self.tts_cpu_ms
+        ready = (self.ahead_at_ns - self.end_ns) / 1e6 + self.ahead_cpu_ms
+        if self.ahead_text == self.first_text:  # synthesized ahead too
+            return max(boundary + self.cpu_ms, ready + self.tts_cpu_ms)
+        return max(boundary, ready) + self.cpu_ms + self.tts_cpu_ms
 
     @property
     def latency_ms(self) -> float | None:
@@ -137,9 +157,15 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
     speaking: Turn | None = None  # a turn decided, its first words not yet sent
     chunk_end: dict[int, int] = {}  # chunk index -> its end on the session clock
     chunk_start: dict[int, int] = {}
-    for rec, msg in j.messages(m.AudioChunk, m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState):
+    for rec, msg in j.messages(m.AudioChunk, m.ChunkDecision, m.SpeakText, m.PlaybackAck, m.PlaybackState,
+                               m.DraftAhead):
         if isinstance(msg, m.AudioChunk):
             chunk_end[msg.index], chunk_start[msg.index] = msg.t_end_ns, msg.t_start_ns
+        elif isinstance(msg, m.DraftAhead):
+            if msg.user_end_ns >= 0 and turns:  # the newest draft of a turn is the one its boundary may say
+                near = min(turns, key=lambda t: abs(t.end_ns - msg.user_end_ns))
+                if not near.heard:
+                    near.ahead_text, near.ahead_at_ns, near.ahead_sent_ns = msg.text, msg.t_ns, rec.env.t_ns
         elif isinstance(msg, m.ChunkDecision):
             for key in ("vad_ms", "audio_ms", "asr_ms", "asr_audio_ms", "llm_ms", "vision_ms"):
                 stage[key] = stage.get(key, 0.0) + float(msg.info.get(key, 0.0))
@@ -166,6 +192,12 @@ def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
                     current.asr_ms = float(msg.info.get("asr_ms", 0.0))
                     current.prefill_ms = float(msg.info.get("prefill_ms", 0.0))
                     current.audio_boundary_ns = chunk_end.get(msg.index, 0)
+                    ahead = msg.info.get("drafted_ahead")
+                    if ahead:  # the draft it said was made at the endpoint: when, at what cost, with which words
+                        current.drafted_ahead = True
+                        if ahead["t_ns"] != current.ahead_at_ns:  # its words were not ready before the boundary
+                            current.ahead_text, current.ahead_sent_ns = "", 0
+                        current.ahead_at_ns, current.ahead_cpu_ms = ahead["t_ns"], float(ahead.get("cpu_ms", 0.0))
                     speaking = current
             if speaking is not None:
                 speaking.cpu_ms += float(msg.info.get("cpu_ms", 0.0))
@@ -299,6 +331,18 @@ def main(argv: list[str]) -> int:
     if staged and not bundle:
         print("stages p50 (ms): " + ", ".join(f"{k} {pct([st[k] for st in staged], 50):.0f}" for k in staged[0]) +
               " (speech end -> chunk boundary -> step -> final transcript -> prefill -> first words -> playing)")
+    ahead = [t for t in turns if t.drafted_ahead]
+    if not bundle:
+        line = f"drafted at the endpoint, before the boundary: {len(ahead)}/{len(turns)} turns"
+        if ahead:
+            line += (f", p50 {pct([(t.ahead_at_ns - t.end_ns) / 1e6 for t in ahead], 50):.0f} ms after the speech "
+                     f"ended, costing {pct([t.ahead_cpu_ms for t in ahead], 50):.0f} ms CPU")
+        worded = [t for t in ahead if t.ahead_text]
+        if worded:  # on the session clock: how long before (positive) or after the boundary
+            line += (f"; first words made there for {len(worded)}, sent to the voice p50 "
+                     f"{pct([(t.audio_boundary_ns - t.ahead_sent_ns) / 1e6 for t in worded], 50):.0f} ms before "
+                     "the boundary")
+        print(line)
     handed = [h for h in (t.hand_over() for t in turns) if h is not None]
     if handed:
         print("voice stage p50 (ms): " + ", ".join(f"{k} {pct([h[k] for h in handed], 50):.0f}" for k in handed[0]) +

@@ -57,6 +57,15 @@ class SileroVad:
         self._next_ns = t_ns  # session time of the first pending sample
         self._quiet_run = 0  # quiet frames in a row so far
 
+    def snapshot(self) -> tuple:
+        """Everything `feed` carries from one call to the next: `restore` goes back to it (audio fed ahead of
+        a chunk boundary that the chunk then did not hold)."""
+        return (self._state.copy(), self._context.copy(), self._pending.copy(), self._next_ns, self._quiet_run)
+
+    def restore(self, snap: tuple) -> None:
+        state, context, pending, self._next_ns, self._quiet_run = snap
+        self._state, self._context, self._pending = state.copy(), context.copy(), pending.copy()
+
     def frame_prob(self, frame: np.ndarray) -> float:
         """Speech probability of one 512-sample frame (advances the state)."""
         x = np.concatenate([self._context, frame]).reshape(1, -1)

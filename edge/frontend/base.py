@@ -85,6 +85,16 @@ class ChunkOutput:
 
 
 @dataclass
+class Ahead:
+    """A reply's first words drafted before the boundary that may say them (`Frontend.hear_ahead`)."""
+
+    text: str  # the first words: the voice may make them ready now
+    heard: str = ""  # what the user said, as the frontend heard it
+    user_end_ns: int = -1  # where that speech ended (session clock; -1: not known)
+    info: dict = field(default_factory=dict)  # what it cost, for the journal
+
+
+@dataclass
 class ResultToSay:
     """What the frontend node hands a frontend from the bus message `messages.BackendResult`: the words
     to prefill as `<backend>text</backend>` at an idle boundary, and the id its speech is tagged with."""
@@ -139,6 +149,14 @@ class Frontend(ABC):
     @abstractmethod
     def yield_turn(self) -> None:
         """The user barged in: end the turn now so the next chunk may listen (see the class)."""
+
+    def hear_ahead(self, so_far: Chunk) -> Ahead | None:
+        """Live, the chunk being cut, from its start up to `so_far.t_end_ns`, before its boundary (called again
+        as it grows; `step` follows with the whole chunk). A frontend that hears the user stop here may start
+        the turn's work now, so that the boundary finds the reply ready; what it decides at the boundary must
+        be what it would have decided without this. It returns the first words when it has drafted them (the
+        voice makes them ready), else None. By default it waits for the boundary."""
+        return None
 
     def see(self, t_ns: int, description: str) -> None:
         """The newest scene description from the vision node (frame time `t_ns`, e.g. "text: EXIT"); a frontend

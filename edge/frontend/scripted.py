@@ -14,7 +14,8 @@ Script file, one action per line (`#` starts a comment):
 span for the harness; `interrupt` yields the floor; `talk` is the user
 speaking through the chunk, and `hear` the user's turn ending in it with
 these words (a new question: no harness result is spoken in either).
-Unlisted chunks listen.
+Unlisted chunks listen. Live, the words a chunk speaks are known before its
+boundary: they go to the voice as soon as that chunk's audio starts to arrive.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
+from edge.frontend.base import Ahead, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 
 ACTIONS = ("speak", "delegate", "interrupt", "listen", "talk", "hear")
 
@@ -65,6 +66,7 @@ class ScriptedFrontend(Frontend):
             self.by_chunk.setdefault(a.chunk, []).append(a)
         self.pending: list[ResultToSay] = []
         self.speak_backend = speak_backend
+        self.told_ahead = -1  # the last chunk whose words went to the voice before its boundary
 
     @classmethod
     def from_file(cls, path: str | Path) -> "ScriptedFrontend":
@@ -90,6 +92,15 @@ class ScriptedFrontend(Frontend):
             out.control, out.text, out.turn_end = "speak", result.text, True
             out.backend_id = result.id
         return out
+
+    def hear_ahead(self, so_far: Chunk) -> Ahead | None:
+        """The words this chunk speaks are known in advance: handed to the voice once, at its first audio."""
+        words = " ".join(a.text for a in self.by_chunk.get(so_far.index, []) if a.action == "speak")
+        if not words or so_far.index == self.told_ahead:
+            return None
+        self.told_ahead = so_far.index
+        heard = " ".join(a.text for a in self.by_chunk.get(so_far.index, []) if a.action == "hear")
+        return Ahead(words, heard)
 
     def deliver(self, result: ResultToSay) -> None:
         if all(r.id != result.id for r in self.pending):

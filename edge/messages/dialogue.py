@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from edge.wire.registry import Message, field, message
 
-__all__ = ["ChunkDecision", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone"]
+__all__ = ["ChunkDecision", "DraftAhead", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone"]
 
 
 @message
@@ -41,6 +41,35 @@ class ChunkDecision(Message):
     """The frontend's own details (barge-in decisions, model timings)."""
     ahead: str = ""
     """Words drafted for a later boundary (the user paused): the voice may make them ready now."""
+
+
+@message
+class DraftAhead(Message):
+    """frontend -> speech: a reply's first words, drafted before the boundary that may say them.
+
+    The user stopped inside chunk `index` (or the words are known in advance): the voice may synthesize
+    them now. They are said only if that boundary's decision speaks them (any further voice drops them).
+    """
+
+    TYPE = "draft_ahead"; TOPIC = "dlg.ahead"; SENDERS = ("frontend",); RECEIVERS = ("speech",)
+    VOLATILE = frozenset({"info"})
+    index: int
+    """The chunk being cut when they were drafted: its boundary is the first that may say them."""
+    t_ns: int
+    """Session time up to which the frontend had heard the audio when it drafted them."""
+    text: str
+    """The first words."""
+    user_end_ns: int = -1
+    """Where the user's speech they answer ended (-1: not known)."""
+    heard: str = ""
+    """What the frontend heard the user say (its transcript), when it transcribes."""
+    info: dict = field(default_factory=dict)
+    """The frontend's own details (what the draft cost: transcript, prefill, decoding)."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.index < 0 or self.t_ns < 0:
+            return f"a draft at chunk {self.index}, {self.t_ns} ns, is before the session"
+        return None if self.text.strip() else "a draft ahead carries no words"
 
 
 @message

@@ -37,7 +37,7 @@ def chunk_samples(msg: "AudioChunk | ResentChunk", payload: list[bytes]) -> np.n
     return np.frombuffer(payload[0], "<i2").astype(np.float32) / 32768.0
 
 
-__all__ = ["AudioChunk", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
+__all__ = ["AudioChunk", "AudioSoFar", "VideoFrame", "SceneDescription", "EndOfInput", "PlaybackReference", "SpeechActivity", "ResendChunks",
            "ResentChunk", "WakeWord"]
 
 
@@ -65,6 +65,38 @@ class AudioChunk(Message):
         if self.sample_rate not in RATES:
             return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
         return _silent(self.n_samples, payload) if self.silent else _pcm(self.n_samples, payload)
+
+
+@message
+class AudioSoFar(Message):
+    """capture -> frontend: the next samples of the chunk being cut, before its boundary (real time).
+
+    The pieces of one chunk follow each other from its first sample; the chunk itself follows as an
+    AudioChunk holding them all. A frontend that hears the user stop inside the chunk starts the turn's work
+    on them, so that its boundary finds the reply ready.
+    """
+
+    TYPE = "audio_so_far"; TOPIC = "media.sofar"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
+    index: int
+    """The chunk being cut."""
+    t_start_ns: int
+    """Session time of that chunk's first sample."""
+    t_from_ns: int
+    """Session time of this piece's first sample."""
+    t_end_ns: int
+    """Session time just after this piece's last sample."""
+    sample_rate: int = RATE
+    """Samples per second of the PCM in payload frame 0."""
+    n_samples: int = 0
+    """How many samples payload frame 0 holds."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.index < 0 or not 0 <= self.t_start_ns <= self.t_from_ns <= self.t_end_ns:
+            return f"a piece of chunk {self.index} from {self.t_from_ns} to {self.t_end_ns} ns does not lie " \
+                   f"after the chunk's start at {self.t_start_ns} ns"
+        if self.sample_rate not in RATES:
+            return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
+        return _pcm(self.n_samples, payload)
 
 
 @message

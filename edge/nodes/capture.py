@@ -62,6 +62,7 @@ class CaptureNode(Node):
         self.ring_wait_since: float | None = None
         self.ring_wait_given_up = False
         self.quiet_chunks = 0
+        self.last_quiet = True  # the last chunk published was under the noise gate
         self.wake: WakeGate | None = None
         self.decision_wait_since: float | None = None
         self.decision_wait_given_up = False
@@ -214,6 +215,7 @@ class CaptureNode(Node):
         frame = self._publish_frames(t0, t1)
         pcm = float_to_pcm16(block)
         silent = quiet(pcm, self.settings.quiet_dbfs)
+        self.last_quiet = silent
         if silent:  # a quiet room: the chunk is zeros, said in the header alone (no audio on the bus or in the journal)
             self.quiet_chunks += 1
             pcm = b""
@@ -226,6 +228,11 @@ class CaptureNode(Node):
                         RING_S)
         self.index += 1
         self.io.control(m.Checkpoint(self.name, {"next_index": self.index, "next_frame": self.frame_index}))
+
+    def quiet_room(self, so_far: np.ndarray) -> bool:
+        """The room is quiet: the last chunk was under the noise gate and so is the chunk being cut so far. Its
+        pieces then go nowhere before the boundary (nobody is talking, and the journal keeps no audio of it)."""
+        return self.last_quiet and quiet(float_to_pcm16(so_far), self.settings.quiet_dbfs)
 
     def _publish_frames(self, t0: int, t1: int) -> tuple[m.VideoFrame, bytes] | None:
         """Publish the frames due in [t0, t1); the newest of them."""

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from edge import messages as m
 from edge.audio_format import RATE
 from edge.capture.listener import Activity
 from edge.clock import VirtualClock
+from kernels.resample import float_to_pcm16
 
 if TYPE_CHECKING:
     from edge.nodes.capture import CaptureNode
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("edge.capture")
 
 BLOCK = 320  # 20 ms: echo cancellation and onset detection run on blocks this size
+HAND_OVER = 1024  # samples (64 ms): the chunk being cut goes to the frontend in pieces at least this long
 QUIET_BLOCKS = 4  # blocks read per wake-up while nothing plays (no duck can be due): 80 ms, a fifth of the wake-ups
 REF_WAIT_S = 60.0  # virtual clock: how long to wait for the playback reference before going on without it
 
@@ -36,6 +39,7 @@ class RealTimeCapture:
     def __init__(self, node: "CaptureNode") -> None:
         self.node = node
         self.pending = np.zeros(0, np.float32)  # blocks of the chunk being cut (with a listener)
+        self.handed = 0  # samples of it already handed to the frontend before its boundary
 
     def tick(self) -> float:
         n = self.node
@@ -83,7 +87,25 @@ class RealTimeCapture:
         if len(self.pending) >= n.chunk_samples:
             chunk, self.pending = self.pending[:n.chunk_samples], self.pending[n.chunk_samples:]
             n.publish_chunk(chunk)
+            self.handed = 0
+        self._hand_over()
         return 0.0
+
+    def _hand_over(self) -> None:
+        """The chunk being cut, so far, goes to the frontend in pieces: when the user stops inside it, the
+        turn's work starts then instead of at the boundary. Not while the wake word keeps the microphone
+        closed (the chunk will be silence), nor in a quiet room (from the first sound on, the chunk so far goes
+        whole, and the pieces go on through the chunk after the last one with sound: the end of speech)."""
+        n = self.node
+        new = len(self.pending) - self.handed
+        if new < HAND_OVER or (n.wake is not None and not n.wake.awake) or n.quiet_room(self.pending):
+            return
+        t0 = n.index * n.chunk_ns
+        ns = 1_000_000_000 // RATE
+        piece = self.pending[self.handed:]
+        n.io.publish(m.AudioSoFar(n.index, t0, t0 + self.handed * ns, t0 + len(self.pending) * ns, RATE, len(piece)),
+                     [float_to_pcm16(piece)])
+        self.handed = len(self.pending)
 
     def stamp(self, t_ns: int) -> int | None:
         """The stamp of a message about session time `t_ns`: None, stamped when it leaves."""

@@ -5,6 +5,9 @@ writes what a restart needs (frontend_state.py): a restarted node reads it
 back, rebuilds the frontend's conversation (`Frontend.resume`), sends again
 what was never acknowledged, and asks capture for the chunks it has not
 decided (capture keeps them); chunks that arrive ahead of a gap wait for it.
+Live, capture also hands over the chunk being cut in pieces (AudioSoFar): the
+frontend hears them before the boundary (`Frontend.hear_ahead`), and the
+first words it drafts there go to the voice (DraftAhead).
 """
 from __future__ import annotations
 
@@ -30,6 +33,16 @@ ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them ag
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without
 STALE = "stale: the user asked something new before it was spoken"  # the harness's words for the same drop
+
+
+@dataclass
+class _SoFar:
+    """The chunk being cut, as far as capture has handed it over before its boundary."""
+
+    index: int
+    t_start_ns: int
+    pieces: list[np.ndarray] = field(default_factory=list)
+    n_samples: int = 0
 
 
 @dataclass
@@ -75,6 +88,7 @@ class FrontendNode(Node):
         self.restored: dict | None = None  # what a restart rebuilt, for the first decision's journal record
         self.described_ns = -1  # the newest frame time the vision node has described
         self.sight_since: float | None = None  # when the next chunk started waiting for descriptions
+        self.so_far: _SoFar | None = None  # the next chunk, handed over in pieces before its boundary
 
     def setup(self) -> None:
         self.frontend = build_frontend(self.settings.frontend, self.settings.models)
@@ -145,6 +159,8 @@ class FrontendNode(Node):
         msg = env.msg
         if isinstance(msg, (m.AudioChunk, m.ResentChunk)):
             self._arrive(env)
+        elif isinstance(msg, m.AudioSoFar):
+            self._hear_ahead(env, msg)
         elif isinstance(msg, m.VideoFrame):
             img = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3) if env.payload else None
             if img is not None:
@@ -174,6 +190,35 @@ class FrontendNode(Node):
         elif isinstance(msg, m.EndOfInput) and self.end is None:
             self.end = msg
             self._maybe_done()
+
+    # --- the chunk being cut ------------------------------------------------------------------
+    def _hear_ahead(self, env: Envelope, msg: m.AudioSoFar) -> None:
+        """A piece of the chunk being cut: the frontend hears it before the boundary, while that chunk is the
+        next to step and nothing waits before it (it hears the audio in order, once). Words it drafts go to
+        the voice at once, to be made ready."""
+        assert self.frontend is not None
+        if msg.index != self.next_index or self.held or self.sight_since is not None:
+            self.so_far = None  # the loop is behind: the boundary comes before anything could be made ready
+            return
+        ns_per_sample = 1_000_000_000 // msg.sample_rate
+        have = self.so_far
+        if have is None or have.index != msg.index:
+            have = self.so_far = _SoFar(msg.index, msg.t_start_ns)
+        if msg.t_from_ns != have.t_start_ns + have.n_samples * ns_per_sample:
+            self.so_far = None  # a piece is missing: this chunk waits for its boundary
+            return
+        have.pieces.append(np.frombuffer(env.payload[0], "<i2").astype(np.float32) / 32768.0 if env.payload
+                           else np.zeros(0, np.float32))
+        have.n_samples += msg.n_samples
+        audio = np.concatenate(have.pieces)
+        have.pieces = [audio]
+        so_far = Chunk(msg.index, msg.t_start_ns, msg.t_end_ns, audio, [], msg.sample_rate,
+                       playback_active=self.playback_active)
+        with self.io.busy(self.settings.frontend_busy_s):
+            ahead = self.frontend.hear_ahead(so_far)
+        if ahead is not None and ahead.text.strip():
+            self.io.publish(m.DraftAhead(msg.index, msg.t_end_ns, ahead.text, ahead.user_end_ns, ahead.heard,
+                                         ahead.info))
 
     # --- chunks in order ---------------------------------------------------------------------
     def _arrive(self, env: Envelope) -> None:
@@ -240,6 +285,7 @@ class FrontendNode(Node):
 
     def _step(self, env: Envelope, msg: m.AudioChunk | m.ResentChunk) -> None:
         assert self.frontend is not None
+        self.so_far = None
         audio = m.chunk_samples(msg, env.payload)
         frames = [f for f in self.frames if f.t_ns < msg.t_end_ns]
         self.frames = [f for f in self.frames if f.t_ns >= msg.t_end_ns]

@@ -149,6 +149,9 @@ class SpeechNode(Node):
             self.held[msg.id] = msg.epoch
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
             self.tick_soon = True  # playback starts at the block its first piece is ready, not at an idle tick
+        elif isinstance(msg, m.DraftAhead):
+            if env.epoch >= self.io.epoch:  # drafted before the boundary that may say them
+                self.pacing.prepare(msg.text)
         elif isinstance(msg, m.ChunkDecision):
             if msg.ahead and env.epoch >= self.io.epoch:
                 self.pacing.prepare(msg.ahead)

@@ -16,11 +16,18 @@ class Feed:
     def __init__(self, fe) -> None:
         self.fe, self.k = fe, 0
 
-    def run(self, audio: np.ndarray):
+    def run(self, audio: np.ndarray, ahead: list | None = None):
+        """Step each chunk; with `ahead`, capture's pieces of it (80 ms at a time) go to `hear_ahead` first, as
+        live, and what it drafts is collected there as (chunk, its boundary's index in the outputs, draft)."""
         outs = []
         for i in range(0, len(audio), 16000):
             piece = audio[i:i + 16000]
             piece = np.pad(piece, (0, 16000 - len(piece)))
+            if ahead is not None:
+                for n in range(1280, 16000, 1280):
+                    got = self.fe.hear_ahead(Chunk(self.k, self.k * NS, self.k * NS + n * 62_500, piece[:n]))
+                    if got is not None:
+                        ahead.append((self.k, len(outs), n, got))
             outs.append(self.fe.step(Chunk(self.k, self.k * NS, (self.k + 1) * NS, piece)))
             self.k += 1
         return outs
@@ -177,3 +184,54 @@ def test_live_the_warm_up_waits_until_the_first_words_are_heard_playing(frontend
     heard = frontend.step(Chunk(feed.k, feed.k * NS, (feed.k + 1) * NS, np.zeros(16000, np.float32),
                                 playback_active=True))
     assert "warm_ms" in heard.info
+
+
+def _ending_inside(text: str, at_s: float, total_s: float) -> np.ndarray:
+    """`text` placed so that its clip ends `at_s` into a chunk (past the first second)."""
+    _, marks = spoken.timeline([(0.2, text)], total_s)
+    end = marks[0]["end_s"]
+    shift = (at_s - end) % 1.0
+    audio, _ = spoken.timeline([(0.2 + shift, text)], total_s)
+    return audio
+
+
+def test_a_question_ending_inside_a_chunk_is_answered_at_the_next_boundary_with_words_made_before_it(frontend):
+    """Live, the user stops 0.3 s into a chunk: the transcript, the prefill and the first words are made from the
+    pieces capture hands over, before the boundary; the boundary speaks them at once and reads nothing again."""
+    feed = Feed(frontend)
+    feed.k = 500
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    ahead: list = []
+    outs = feed.run(_ending_inside("What is the capital of France?", 0.3, 4.0), ahead)
+    assert len(ahead) == 1, ahead  # once, at the endpoint
+    k, at, n, drafted = ahead[0]
+    assert drafted.text and "france" in drafted.heard.lower()
+    assert 150 <= drafted.info["endpoint_ms"] <= 300 and n * 62_500 / 1e6 <= 700  # well before the boundary
+    said = outs[at]  # the very next boundary
+    assert said.user_text == drafted.heard and said.control == "speak" and said.text == drafted.text
+    assert said.info.get("asr_reused") and "asr_ms" not in said.info and "prefill_ms" not in said.info
+    assert said.info["llm_ms"] == 0.0  # its compute was spent before the boundary
+    assert said.info["drafted_ahead"]["before_boundary_ms"] >= 300
+    assert not any(o.text for o in outs[:at]), "spoken before the boundary"
+    later = feed.run(np.zeros(16000 * 6, np.float32))
+    reply = " ".join([said.text] + [o.text for o in later if o.text])
+    assert "paris" in reply.lower(), reply
+
+
+def test_voice_after_the_endpoint_drops_the_words_made_there(frontend):
+    """The user stops inside a chunk long enough for the words to be made, then goes on: they are not said,
+    and the turn is the whole of what was said."""
+    feed = Feed(frontend)
+    feed.k = 600
+    feed.run(np.zeros(16000 * 20, np.float32))
+    first = _ending_inside("Please tell me", 0.15, 4.0)
+    end = (np.nonzero(np.abs(first) > 1e-3)[0][-1] + 1) / 16000
+    rest, _ = spoken.timeline([(end + 0.45, "the capital of France.")], 4.0)
+    ahead: list = []
+    outs = feed.run(first + rest, ahead) + feed.run(np.zeros(16000 * 2, np.float32))
+    assert ahead, "nothing was drafted in the pause"
+    k, at, n, drafted = ahead[0]
+    assert outs[at].info.get("draft_dropped"), "the words made in the pause outlived the voice after it"
+    assert not outs[at].text
+    heard = [o.user_text for o in outs if o.user_text]
+    assert heard and "capital" in heard[0].lower() and len(heard[0].split()) >= 5, heard

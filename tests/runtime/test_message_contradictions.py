@@ -86,6 +86,11 @@ def good_chunk(**over) -> dict:
     ("speak_text", {"id": "a", "utterance": 0, "index": 0, "text": "hi", "token_ids": [1, 2], "hidden_dim": 4},
      [b"\0" * 15], "not the 16 of 2 float16 rows of 4"),
     ("speech_activity", {"kind": "boom", "onset_ns": 0, "t_ns": 0}, [], "neither onset nor offset"),
+    ("audio_so_far", {"index": 3, "t_start_ns": 3_000_000_000, "t_from_ns": 2_000_000_000, "t_end_ns": 3_100_000_000,
+                      "n_samples": 4}, [b"\0" * 8], "does not lie after the chunk's start"),
+    ("audio_so_far", {"index": 3, "t_start_ns": 0, "t_from_ns": 0, "t_end_ns": 1, "n_samples": 4}, [b"\0" * 6],
+     "holds 6 bytes, not the 8"),
+    ("draft_ahead", {"index": 2, "t_ns": 5, "text": "  "}, [], "carries no words"),
     ("delegate_request", None, [], "does not fit 64 bits"),
 ])
 def test_each_contradiction_is_one_counted_sentence(type_name, body, payload, phrase):

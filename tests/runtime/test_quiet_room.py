@@ -111,3 +111,32 @@ def test_bench_hour_short_version_completes_and_prints_the_growth_line(tmp_path)
     assert re.fullmatch(r"hour rss growth after \d+ min [+-]\d+\.\d% \(\d+ -> \d+ MB over \d+ min of session\)",
                         lines[-1]), lines[-1]
     assert "6 delegations, 6 results, 6 barge-ins; restarts 0" in lines[0], lines[0]
+
+
+def test_live_the_chunk_being_cut_goes_to_the_frontend_in_pieces_around_speech_only(tmp_path):
+    """Real time: capture hands the frontend each chunk in pieces before its boundary while someone talks and
+    through the chunk after (the end of speech), each piece the very samples its chunk holds there; a quiet
+    room hands nothing over (the journal keeps no audio of it)."""
+    room = sf.read(quiet_room(tmp_path / "room.wav", 6.0))[0].astype(np.float32)
+    clip = 0.5 * spoken.say("What is the weather in Paris?")
+    audio = room.copy()
+    audio[2 * RATE + 3000:2 * RATE + 3000 + len(clip)] += clip
+    sf.write(str(tmp_path / "in.wav"), audio, RATE, subtype="PCM_16")
+    script = tmp_path / "script.txt"
+    script.write_text("# nothing is said\n")
+    cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker="null", journal=str(tmp_path / "s.journal"),
+                        frontend=f"scripted:{script}", voice="null", realtime=True, answer_wait_s=0.0)
+    assert run_session(cfg, inprocess=True).ok
+    journal = Journal(tmp_path / "s.journal")
+    chunks = {msg.index: (msg, rec.env.payload) for rec, msg in journal.messages(m.AudioChunk)}
+    pieces = [(msg, rec.env.payload) for rec, msg in journal.messages(m.AudioSoFar)]
+    loud = sorted(i for i, (msg, _) in chunks.items() if not msg.silent)
+    assert loud and loud[0] == 2, loud
+    handed = sorted({msg.index for msg, _ in pieces})
+    assert handed == [i for i in range(2, loud[-1] + 2) if i in chunks], (handed, loud)
+    for msg, payload in pieces:
+        chunk, pcm = chunks[msg.index]
+        at = (msg.t_from_ns - msg.t_start_ns) // 62_500 * 2
+        assert msg.t_start_ns == chunk.t_start_ns and msg.t_end_ns < chunk.t_end_ns
+        if not chunk.silent:  # (a chunk the gate made silence is zeros: the frontend then hears it again)
+            assert payload[0] == pcm[0][at:at + 2 * msg.n_samples]

@@ -133,13 +133,17 @@ def duplex_session(d: Path) -> Path:
 
 
 def harness_session(d: Path) -> Path:
-    """Real time: a delegated request answered by a skill, spoken, played and confirmed delivered."""
+    """Real time: a delegated request answered by a skill, spoken, played and confirmed delivered; capture hands
+    the chunks over in pieces before their boundaries, and scripted words go to the voice ahead."""
     write_skill(d / "skills", "answer", returning("The answer is 42."))
-    sf.write(str(d / "in.wav"), np.zeros(RATE * 7, np.float32), RATE)
-    (d / "script.txt").write_text("0 delegate What is the answer?\n")
+    # A room above capture's noise gate (a quiet one hands nothing over before the boundaries).
+    sf.write(str(d / "in.wav"), 0.003 * np.random.default_rng(1).standard_normal(RATE * 7).astype(np.float32), RATE)
+    # The words of chunk 3 are known before its boundary: they go to the voice ahead (DraftAhead).
+    (d / "script.txt").write_text("0 delegate What is the answer?\n3 speak One moment.\n")
     cfg = SessionConfig(mic=str(d / "in.wav"), speaker="null", journal=str(d / "b.journal"), chunk_ms=500,
                         frontend=f"scripted:{d / 'script.txt'}", voice="null", realtime=True,
-                        extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"), "router": route_all_to("answer")}})
+                        extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"),
+                                           "router": route_all_to("answer")}})
     assert run_session(cfg, inprocess=True).ok
     return Path(cfg.journal)
 
