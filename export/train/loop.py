@@ -31,6 +31,7 @@ from export.train.sequence import IGNORE, KINDS, Tokens
 from export.train.session import FRAME_SIZES, Mix, make_session
 from export.train.voices import TRAIN_VOICES, ClipBank
 
+VARIANT_DEFAULTS = ("asked_weight", "answer_weight", "frame_pool")  # settings whose -1 means DEFAULTS[variant]
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
 
 
@@ -54,14 +55,15 @@ class TrainSettings:
     system_prompt: str | None = None  # None: the runtime's default (VenusSettings.system_prompt)
     train_tower: bool = False  # Omni: train the SigLIP tower too (the resampler always learns)
     voices: int = 0  # train on the first N training voices only (0: all of them); small runs in tests
+    # Below, < 0 takes the variant's default (export/train/defaults.py).
     # A training-only head reads which question was just asked from the answer chunk's audio embeddings, so
     # the encoder learns to carry it to where the LLM decides (the head is not part of the checkpoint).
-    asked_weight: float = 0.5
+    asked_weight: float = -1.0
     # The loss weight of a turn's second token, which names the answer (the first, listen or speak, weighs 3).
-    answer_weight: float = 3.0
+    answer_weight: float = -1.0
     # Omni: training sessions show scenes from a pool of this many (0: every scene drawn afresh), so the frozen
     # tower encodes each distinct frame once (export/train/batch.FrameCache) and a step costs less.
-    frame_pool: int = 0
+    frame_pool: int = -1
 
     def resolved(self) -> "TrainSettings":
         if self.variant not in VARIANTS:
@@ -73,7 +75,8 @@ class TrainSettings:
                                   else self.pretrain_vision,
                                   chunks=self.chunks or d["chunks"],
                                   system_prompt=runtime_system_prompt() if self.system_prompt is None
-                                  else self.system_prompt)
+                                  else self.system_prompt,
+                                  **{k: d[k] for k in VARIANT_DEFAULTS if getattr(self, k) < 0})
         if not 4 <= out.chunks <= 30:
             raise ExportError(f"Sessions of {out.chunks} chunks cannot be trained: use 4 to 30 (the streaming "
                               "audio encoder restarts its positions after 30 one-second chunks).")
