@@ -8,12 +8,14 @@ Frames: kernels.image.slice_image with the checkpoint's slicing settings
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import torch
 
 from export.train import script
+from export.train.frames import Scene, render
 from export.train.sequence import IGNORE, Layout, Tokens, build_layout
 from export.train.session import Session
 from kernels.image import slice_image
@@ -56,12 +58,37 @@ class Batch:
     views: list[torch.Tensor]  # unique normalised slices (1, 3, H, W)
     image_index: list[list[tuple[np.ndarray, list[int]]]]  # per session: (positions, view ids in order)
     asked: list[tuple[int, int, int, int]]  # (session, first chunk of the question, answer chunk, question number)
+    view_keys: list[tuple] = field(default_factory=list)  # per view: (scene, frame size, noise seed, slice)
 
 
-def session_views(session: Session, slicing: Slicing) -> tuple[list[np.ndarray], list[list[int]]]:
-    """The distinct frames' slices, and per chunk the slice ids of its frame (frames repeat while a scene lasts)."""
+class FrameCache:
+    """The slices and the frozen tower's outputs of frames a training run shows again (Mix.frame_pool): each is
+    computed once. Only for a tower that does not learn; the resampler after it still runs every step."""
+
+    def __init__(self) -> None:
+        self.slices: dict[tuple, list[np.ndarray]] = {}
+        self.towers: dict[tuple, torch.Tensor] = {}
+
+    def views(self, scene: Scene, size: tuple[int, int], seed: int, slicing: Slicing) -> list[np.ndarray]:
+        key = (scene, size, seed)
+        if key not in self.slices:
+            self.slices[key] = slicing.views(render(scene, size, seed))
+        return self.slices[key]
+
+    def tower(self, key: tuple, run: Callable[[], torch.Tensor]) -> torch.Tensor:
+        if key not in self.towers:
+            with torch.no_grad():
+                self.towers[key] = run()
+        return self.towers[key]
+
+
+def session_views(session: Session, slicing: Slicing, cache: FrameCache | None = None
+                  ) -> tuple[list[np.ndarray], list[list[int]], list[tuple]]:
+    """The distinct frames' slices, per chunk the slice ids of its frame (frames repeat while a scene lasts), and
+    per slice its key in `cache`."""
     views: list[np.ndarray] = []
     per_chunk: list[list[int]] = []
+    keys: list[tuple] = []
     seen: dict[object, list[int]] = {}
     for k in range(session.n_chunks):
         scene = session.scenes[k] if session.scenes else None
@@ -69,25 +96,29 @@ def session_views(session: Session, slicing: Slicing) -> tuple[list[np.ndarray],
             per_chunk.append([])
             continue
         if scene not in seen:
-            vs = slicing.views(session.frame(k))
+            vs = (cache.views(scene, session.frame_size, session.frame_seed, slicing) if cache is not None
+                  else slicing.views(session.frame(k)))
             seen[scene] = list(range(len(views), len(views) + len(vs)))
             views += vs
+            keys += [(scene, session.frame_size, session.frame_seed, i) for i in range(len(vs))]
         per_chunk.append(seen[scene])
-    return views, per_chunk
+    return views, per_chunk, keys
 
 
 def make_batch(sessions: list[Session], tok: Tokens, system_ids: list[int], audio_per_chunk: int,
-               slicing: Slicing | None) -> Batch:
-    mels, layouts, all_views, image_index, asked = [], [], [], [], []
+               slicing: Slicing | None, answer_weight: float = 3.0, cache: FrameCache | None = None) -> Batch:
+    mels, layouts, all_views, image_index, asked, view_keys = [], [], [], [], [], []
     keys = [q.key for q in script.questions(sessions[0].variant)] if sessions else []
     for si, s in enumerate(sessions):
         asked += [(si, int(s.events[t.question].start_s), t.first, keys.index(t.key))
                   for t in s.turns if t.kind in ("reply", "delegate")]
         mels.append(stream_mels([s.chunk_audio(k) for k in range(s.n_chunks)]))
-        views, per_chunk = session_views(s, slicing) if slicing is not None else ([], [])
+        views, per_chunk, vkeys = session_views(s, slicing, cache) if slicing is not None else ([], [], [])
         offset = len(all_views)
         all_views += views
-        layout = build_layout(s.plan, tok, system_ids, audio_per_chunk, [len(v) for v in per_chunk])
+        view_keys += vkeys
+        layout = build_layout(s.plan, tok, system_ids, audio_per_chunk, [len(v) for v in per_chunk],
+                              answer_weight=answer_weight)
         layouts.append(layout)
         image_index.append([(pos, [offset + i for i in per_chunk[k]]) for k, pos in layout.image_pos])
     n = max(len(l.ids) for l in layouts)
@@ -101,4 +132,5 @@ def make_batch(sessions: list[Session], tok: Tokens, system_ids: list[int], audi
         weights[i, :len(l.ids)] = l.weights
         kinds[i, :len(l.ids)] = l.kinds
     return Batch(torch.from_numpy(np.stack(mels)), torch.from_numpy(ids), torch.from_numpy(targets),
-                 torch.from_numpy(weights), torch.from_numpy(kinds), layouts, [torch.from_numpy(v) for v in all_views], image_index, asked)
+                 torch.from_numpy(weights), torch.from_numpy(kinds), layouts, [torch.from_numpy(v) for v in all_views],
+                 image_index, asked, view_keys)

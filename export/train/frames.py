@@ -5,6 +5,7 @@ size; the answer to "what colour is this?" is the shape's colour name.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,3 +46,11 @@ def render(scene: Scene, size: tuple[int, int], seed: int = 0) -> np.ndarray:
     img[inside] = COLOURS[scene.colour]
     noise = np.random.default_rng(seed).normal(0.0, 4.0, img.shape)
     return np.clip(np.round(img + noise), 0, 255).astype(np.uint8)
+
+
+@functools.lru_cache(maxsize=4)
+def scene_pool(seed: int, n: int) -> tuple[Scene, ...]:
+    """n scenes drawn once from `seed`: training sessions that show only these let the frozen tower's output for
+    each be computed once and reused (export/train/batch.py)."""
+    rng = np.random.default_rng([seed, 17])
+    return tuple(random_scene(rng) for _ in range(n))

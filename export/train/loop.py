@@ -22,14 +22,16 @@ from export.checkpoint import CheckpointReader
 from export.errors import ExportError
 from export.tiny import TINY_LLM, VARIANTS, write_tiny
 from export.train import script
-from export.train.batch import Batch, Slicing, make_batch
+from export.train.batch import Batch, FrameCache, Slicing, make_batch
 from export.train.defaults import DEFAULTS
+from export.train.frames import scene_pool
 from export.train.model import Venus
 from export.train.pretrain import pretrain_audio, pretrain_vision
 from export.train.sequence import IGNORE, KINDS, Tokens
 from export.train.session import FRAME_SIZES, Mix, make_session
 from export.train.voices import TRAIN_VOICES, ClipBank
 
+VARIANT_DEFAULTS = ("asked_weight", "answer_weight", "frame_pool")  # settings whose -1 means DEFAULTS[variant]
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
 
 
@@ -53,9 +55,15 @@ class TrainSettings:
     system_prompt: str | None = None  # None: the runtime's default (VenusSettings.system_prompt)
     train_tower: bool = False  # Omni: train the SigLIP tower too (the resampler always learns)
     voices: int = 0  # train on the first N training voices only (0: all of them); small runs in tests
+    # Below, < 0 takes the variant's default (export/train/defaults.py).
     # A training-only head reads which question was just asked from the answer chunk's audio embeddings, so
     # the encoder learns to carry it to where the LLM decides (the head is not part of the checkpoint).
-    asked_weight: float = 0.5
+    asked_weight: float = -1.0
+    # The loss weight of a turn's second token, which names the answer (the first, listen or speak, weighs 3).
+    answer_weight: float = -1.0
+    # Omni: training sessions show scenes from a pool of this many (0: every scene drawn afresh), so the frozen
+    # tower encodes each distinct frame once (export/train/batch.FrameCache) and a step costs less.
+    frame_pool: int = -1
 
     def resolved(self) -> "TrainSettings":
         if self.variant not in VARIANTS:
@@ -67,7 +75,8 @@ class TrainSettings:
                                   else self.pretrain_vision,
                                   chunks=self.chunks or d["chunks"],
                                   system_prompt=runtime_system_prompt() if self.system_prompt is None
-                                  else self.system_prompt)
+                                  else self.system_prompt,
+                                  **{k: d[k] for k in VARIANT_DEFAULTS if getattr(self, k) < 0})
         if not 4 <= out.chunks <= 30:
             raise ExportError(f"Sessions of {out.chunks} chunks cannot be trained: use 4 to 30 (the streaming "
                               "audio encoder restarts its positions after 30 one-second chunks).")
@@ -95,7 +104,7 @@ def audio_per_chunk(config: dict) -> int:
 
 
 def step_loss(model: Venus, batch: Batch, asked_head: torch.nn.Module | None = None,
-              asked_weight: float = 0.0) -> tuple[torch.Tensor, dict]:
+              asked_weight: float = 0.0, frames: FrameCache | None = None) -> tuple[torch.Tensor, dict]:
     x = model.llm.embed(batch.ids.clamp(min=0))
     aud = model.encode_audio(batch.mel)  # (B, C, n, hidden)
     rows, cols, values = [], [], []
@@ -105,7 +114,11 @@ def step_loss(model: Venus, batch: Batch, asked_head: torch.nn.Module | None = N
         cols.append(pos)
         values.append(aud[i].reshape(-1, aud.shape[-1]))
     if batch.views:
-        emb = [model.encode_view(v) for v in batch.views]
+        if frames is not None and not model.tower_learns():
+            emb = [model.encode_view(v, frames.tower(key, lambda v=v: model.vision.tower(v)))
+                   for v, key in zip(batch.views, batch.view_keys)]
+        else:
+            emb = [model.encode_view(v) for v in batch.views]
         for i, entries in enumerate(batch.image_index):
             for pos, view_ids in entries:
                 p = torch.from_numpy(pos)
@@ -114,7 +127,7 @@ def step_loss(model: Venus, batch: Batch, asked_head: torch.nn.Module | None = N
                 values.append(torch.cat([emb[v] for v in view_ids]))
     x = x.index_put((torch.cat(rows), torch.cat(cols)), torch.cat(values))
     mask = batch.targets != IGNORE
-    logits = model.llm(x, mask)
+    logits = model.llm(x, mask, model.last_at_only)
     ce = F.cross_entropy(logits, batch.targets[mask], reduction="none")
     w = batch.weights[mask]
     loss = (ce * w).sum() / w.sum()
@@ -183,23 +196,27 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
     asked_head = torch.nn.Linear(int(config["hidden_size"]), len(texts))
     stage1 = pretrain_audio(model, asked_head, bank, voices, texts, s.pretrain, s.seed, s.media_lr * 1.5, progress,
                             sequences=s.pretrain_sequences, anywhere=s.pretrain_anywhere)
+    pooled = slicing is not None and s.frame_pool > 0
+    frames = FrameCache() if pooled and not s.train_tower else None
     if slicing is not None:
         stage1["vision"] = pretrain_vision(model, slicing, FRAME_SIZES, s.pretrain_vision, s.seed, s.media_lr * 1.5,
-                                           progress)
+                                           progress, pool=scene_pool(s.seed, s.frame_pool) if pooled else (),
+                                           cache=frames)
     groups = [{"params": list(model.llm.parameters()), "lr": s.lr},
               {"params": media + list(asked_head.parameters()), "lr": s.media_lr}]
     opt = torch.optim.AdamW(groups, betas=(0.9, 0.98), weight_decay=0.0)
     base = [g["lr"] for g in opt.param_groups]
+    mix = Mix(frame_pool=s.frame_pool, pool_seed=s.seed) if pooled else None
     bar = tqdm(range(s.steps), desc=f"training tiny {s.variant}", unit="step", disable=not progress)
     stats: dict = {}
     for step in bar:
         scale = min(1.0, (step + 1) / s.warmup) * 0.5 * (1 + math.cos(math.pi * step / s.steps))
         for g, lr in zip(opt.param_groups, base):
             g["lr"] = lr * max(scale, 0.02)
-        sessions = [make_session(s.variant, bank, voices, s.chunks, [s.seed, step, i])
+        sessions = [make_session(s.variant, bank, voices, s.chunks, [s.seed, step, i], mix=mix)
                     for i in range(s.batch)]
-        batch = make_batch(sessions, tok, system_ids, per_chunk, slicing)
-        loss, stats = step_loss(model, batch, asked_head, s.asked_weight)
+        batch = make_batch(sessions, tok, system_ids, per_chunk, slicing, s.answer_weight, frames)
+        loss, stats = step_loss(model, batch, asked_head, s.asked_weight, frames)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)

@@ -72,13 +72,19 @@ class Qwen3(nn.Module):
         d = x.shape[-1]
         return x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1) * sin
 
-    def forward(self, x: torch.Tensor, at: torch.Tensor | None = None) -> torch.Tensor:
-        """Input embeddings (B, L, hidden) -> logits (B, L, vocab), or (N, vocab) at the positions of mask `at`."""
+    def forward(self, x: torch.Tensor, at: torch.Tensor | None = None, last_at_only: bool = False) -> torch.Tensor:
+        """Input embeddings (B, L, hidden) -> logits (B, L, vocab), or (N, vocab) at the positions of mask `at`.
+
+        `last_at_only` (with `at`): the last layer computes queries, attention output and MLP only at those
+        positions (every position still gives its keys and values), the same logits for much less work when few
+        positions are read, as in an Omni session where image embeddings fill most of them."""
         b, n, _ = x.shape
         cos, sin = self._rope(n)
         rep = self.heads // self.kv_heads
         for i in range(self.n_layers):
             p = f"llm.model.layers.{i}."
+            if last_at_only and at is not None and i == self.n_layers - 1:
+                return self._last_at(x, at, p, cos, sin, rep)
             h = self._norm(x, p + "input_layernorm.weight")
             q = (h @ self.w(p + "self_attn.q_proj.weight").T).view(b, n, self.heads, self.head_dim)
             k = (h @ self.w(p + "self_attn.k_proj.weight").T).view(b, n, self.kv_heads, self.head_dim)
@@ -89,11 +95,40 @@ class Qwen3(nn.Module):
             k, v = k.repeat_interleave(rep, 1), v.transpose(1, 2).repeat_interleave(rep, 1)
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             x = x + o.transpose(1, 2).reshape(b, n, -1) @ self.w(p + "self_attn.o_proj.weight").T
-            h = self._norm(x, p + "post_attention_layernorm.weight")
-            gate = F.silu(h @ self.w(p + "mlp.gate_proj.weight").T)
-            x = x + (gate * (h @ self.w(p + "mlp.up_proj.weight").T)) @ self.w(p + "mlp.down_proj.weight").T
+            x = self._mlp(x, p)
         x = self._norm(x if at is None else x[at], "llm.model.norm.weight")
         return x @ self.w("llm.lm_head.weight").T
+
+    def _mlp(self, x: torch.Tensor, p: str) -> torch.Tensor:
+        h = self._norm(x, p + "post_attention_layernorm.weight")
+        gate = F.silu(h @ self.w(p + "mlp.gate_proj.weight").T)
+        return x + (gate * (h @ self.w(p + "mlp.up_proj.weight").T)) @ self.w(p + "mlp.down_proj.weight").T
+
+    def _last_at(self, x: torch.Tensor, at: torch.Tensor, p: str, cos: torch.Tensor, sin: torch.Tensor,
+                 rep: int) -> torch.Tensor:
+        """The last layer and the head at the positions of `at` only, in `x[at]`'s order."""
+        b, n, _ = x.shape
+        counts = at.sum(1)
+        m = int(counts.max())
+        # Per row, the selected positions first (in order), padded with position 0 (its outputs are dropped).
+        order = torch.argsort((~at).to(torch.int8), dim=1, stable=True)[:, :m]
+        valid = torch.arange(m)[None, :] < counts[:, None]
+        pos = torch.where(valid, order, torch.zeros_like(order))
+        h = self._norm(x, p + "input_layernorm.weight")
+        k = (h @ self.w(p + "self_attn.k_proj.weight").T).view(b, n, self.kv_heads, self.head_dim)
+        v = (h @ self.w(p + "self_attn.v_proj.weight").T).view(b, n, self.kv_heads, self.head_dim)
+        k = self._rotate(self._norm(k, p + "self_attn.k_norm.weight").transpose(1, 2), cos, sin)
+        k, v = k.repeat_interleave(rep, 1), v.transpose(1, 2).repeat_interleave(rep, 1)
+        xs = torch.gather(x, 1, pos[:, :, None].expand(b, m, x.shape[-1]))  # (B, m, hidden)
+        hs = torch.gather(h, 1, pos[:, :, None].expand(b, m, h.shape[-1]))
+        q = (hs @ self.w(p + "self_attn.q_proj.weight").T).view(b, m, self.heads, self.head_dim)
+        q = self._rotate(self._norm(q, p + "self_attn.q_norm.weight").transpose(1, 2), cos[pos][:, None], sin[pos][:, None])
+        allowed = (torch.arange(n)[None, None, :] <= pos[:, :, None])[:, None]  # (B, 1, m, L): causal
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        xs = xs + o.transpose(1, 2).reshape(b, m, -1) @ self.w(p + "self_attn.o_proj.weight").T
+        xs = self._mlp(xs, p)
+        xs = self._norm(xs[valid], "llm.model.norm.weight")
+        return xs @ self.w("llm.lm_head.weight").T
 
     def tensors(self) -> dict[str, np.ndarray]:
         return {n: self.p[_key(n)].detach().float().numpy().copy() for n in self.names}
@@ -138,6 +173,9 @@ class Venus(nn.Module):
         self.audio = AudioEncoder(config)
         self.audio_names = loaded_names(self.audio, get, self.audio.load)
         self.vision: VisionEncoder | None = None
+        # Omni: its sessions' image embeddings fill most positions and no target is read at them, so the last LLM
+        # layer runs at the read positions only (the same logits up to float rounding; Audio keeps the full pass).
+        self.last_at_only = variant == "omni"
         if variant == "omni":
             self.vision = VisionEncoder(config)
             self.vision_names = loaded_names(self.vision, get, self.vision.load)
@@ -171,12 +209,20 @@ class Venus(nn.Module):
         for module in (v.patch_embedding, v.position_embedding, v.layers, v.post_layernorm):
             module.requires_grad_(False)
 
-    def encode_view(self, view: torch.Tensor) -> torch.Tensor:
-        """One normalised slice (1, 3, H, W) -> (64, hidden), through the tower and the resampler."""
+    def tower_learns(self) -> bool:
+        return self.vision is not None and self.vision.patch_embedding.weight.requires_grad
+
+    def encode_view(self, view: torch.Tensor, towered: torch.Tensor | None = None) -> torch.Tensor:
+        """One normalised slice (1, 3, H, W) -> (64, hidden), through the tower and the resampler.
+
+        `towered`: the frozen tower's output for this slice, computed before (export/train/batch.FrameCache)."""
         v = self.vision
         assert v is not None
-        with torch.set_grad_enabled(v.patch_embedding.weight.requires_grad and torch.is_grad_enabled()):
-            x = v.tower(view)
+        if towered is not None and not self.tower_learns():
+            x = towered
+        else:
+            with torch.set_grad_enabled(self.tower_learns() and torch.is_grad_enabled()):
+                x = v.tower(view)
         return v.resample(x, view.shape[2] // v.patch, view.shape[3] // v.patch)[0]
 
     def tensors(self) -> dict[str, np.ndarray]:

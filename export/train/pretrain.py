@@ -25,11 +25,11 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from export.train.batch import Slicing, stream_mels
-from export.train.frames import random_scene, render
+from export.train.batch import FrameCache, Slicing, stream_mels
+from export.train.frames import Scene, random_scene, render
 from export.train.model import Venus
 from export.train.script import COLOURS, SHAPES
-from export.train.session import CHUNK_S, colour, pause_inside, response_chunk
+from export.train.session import CHUNK_S, FRAME_SEEDS, colour, pause_inside, response_chunk
 from export.train.voices import RATE, ClipBank, Voice
 from kernels.resample import resample
 
@@ -154,24 +154,32 @@ def pretrain_audio(model: Venus, head: torch.nn.Linear, bank: ClipBank, voices: 
     return stats
 
 
-def frame_batch(rng: np.random.Generator, slicing: Slicing, n: int, sizes: tuple[tuple[int, int], ...]
-                ) -> tuple[list[torch.Tensor], torch.Tensor, torch.Tensor]:
-    """n random scenes rendered at training frame sizes and sliced as the runtime slices them."""
-    views, colours, shapes = [], [], []
+def frame_batch(rng: np.random.Generator, slicing: Slicing, n: int, sizes: tuple[tuple[int, int], ...],
+                pool: tuple[Scene, ...] = (), cache: FrameCache | None = None
+                ) -> tuple[list[list[torch.Tensor]], list[list[tuple]], torch.Tensor, torch.Tensor]:
+    """n scenes rendered at training frame sizes and sliced as the runtime slices them, with each slice's key in
+    `cache`: random ones, or (`pool`) the pool's, with one of FRAME_SEEDS noise patterns (as pooled sessions)."""
+    views, keys, colours, shapes = [], [], [], []
     names = list(COLOURS)
     for _ in range(n):
-        scene = random_scene(rng)
-        frame = render(scene, sizes[int(rng.integers(len(sizes)))], int(rng.integers(1 << 30)))
-        vs = slicing.views(frame)
+        scene = pool[int(rng.integers(len(pool)))] if pool else random_scene(rng)
+        size = sizes[int(rng.integers(len(sizes)))]
+        seed = int(rng.integers(FRAME_SEEDS if pool else 1 << 30))
+        vs = cache.views(scene, size, seed, slicing) if cache is not None else slicing.views(render(scene, size, seed))
         views.append([torch.from_numpy(v) for v in vs])
+        keys.append([(scene, size, seed, i) for i in range(len(vs))])
         colours.append(names.index(scene.colour))
         shapes.append(SHAPES.index(scene.shape))
-    return views, torch.tensor(colours), torch.tensor(shapes)
+    return views, keys, torch.tensor(colours), torch.tensor(shapes)
 
 
 def pretrain_vision(model: Venus, slicing: Slicing, sizes: tuple[tuple[int, int], ...], steps: int, seed: int,
-                    lr: float, progress: bool, batch: int = 8) -> dict:
-    """The resampler learns to carry the colour and the shape on camera, read from its 64 outputs' mean."""
+                    lr: float, progress: bool, batch: int = 8, pool: tuple[Scene, ...] = (),
+                    cache: FrameCache | None = None) -> dict:
+    """The resampler learns to carry the colour and the shape on camera, read from its 64 outputs' mean.
+
+    `pool`: scenes only from it (as the joint stage's with TrainSettings.frame_pool), their tower outputs kept in
+    `cache` and reused by the joint stage."""
     if steps <= 0 or model.vision is None:
         return {}
     rng = np.random.default_rng([seed, 11])
@@ -183,8 +191,13 @@ def pretrain_vision(model: Venus, slicing: Slicing, sizes: tuple[tuple[int, int]
     bar = tqdm(range(steps), desc="resampler, stage 1", unit="step", disable=not progress, leave=False)
     stats: dict = {}
     for step in bar:
-        views, colours, shapes = frame_batch(rng, slicing, batch, sizes)
-        pooled = torch.stack([torch.cat([model.encode_view(v) for v in vs]).mean(0) for vs in views])
+        views, keys, colours, shapes = frame_batch(rng, slicing, batch, sizes, pool, cache)
+        if cache is not None and not model.tower_learns():
+            emb = [[model.encode_view(v, cache.tower(k, lambda v=v: model.vision.tower(v))) for v, k in zip(vs, ks)]
+                   for vs, ks in zip(views, keys)]
+        else:
+            emb = [[model.encode_view(v) for v in vs] for vs in views]
+        pooled = torch.stack([torch.cat(e).mean(0) for e in emb])
         c, s = colour_head(pooled), shape_head(pooled)
         loss = F.cross_entropy(c, colours) + F.cross_entropy(s, shapes)
         opt.zero_grad(set_to_none=True)

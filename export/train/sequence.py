@@ -95,8 +95,9 @@ class Layout:
 
 
 def build_layout(plan: list[ChunkPlan], tok: Tokens, system_ids: list[int], audio_per_chunk: int,
-                 image_views: list[int], decision_weight: float = 3.0) -> Layout:
-    """`image_views[k]`: slices of chunk k's frame (0: no frame)."""
+                 image_views: list[int], decision_weight: float = 3.0, answer_weight: float = 3.0) -> Layout:
+    """`image_views[k]`: slices of chunk k's frame (0: no frame). `decision_weight`: the loss weight of a turn's
+    or a yield's first token; `answer_weight`: of a turn's second token (which answer)."""
     t = tok.id
     ids: list[int] = list(system_ids)
     targets: list[int] = [IGNORE] * len(ids)
@@ -128,8 +129,8 @@ def build_layout(plan: list[ChunkPlan], tok: Tokens, system_ids: list[int], audi
             targets[-1] = token  # predicted from the position before it
             # The first token decides listen / speak / yield, the second which answer: the rare decisions weigh
             # more than the words that follow them.
-            decides = (i == 0 and token != t[LISTEN]) or (i == 1 and not in_turn)
-            weights[-1] = decision_weight if decides else 1.0
+            weights[-1] = (decision_weight if i == 0 and token != t[LISTEN] else
+                           answer_weight if i == 1 and not in_turn else 1.0)
             kinds[-1] = KINDS.index(("listen" if token == t[LISTEN] else "yield" if p.action == "yield"
                                      else "continue" if in_turn else "start") if i == 0
                                     else "answer" if i == 1 and not in_turn else "word")

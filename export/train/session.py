@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from export.train import script
-from export.train.frames import Scene, random_scene, render
+from export.train.frames import Scene, random_scene, render, scene_pool
 from export.train.voices import RATE, ClipBank, Voice
 from kernels.resample import resample
 
@@ -36,6 +36,7 @@ MAX_BACKCHANNEL_S = 0.65
 WORDS_PER_CHUNK = 4
 PIPER_SHARE = 0.25
 FRAME_SIZES = ((72, 96), (60, 80), (54, 96))  # (height, width) of training frames; held-out frames are 66 x 88
+FRAME_SEEDS = 2  # noise patterns of a pooled session's frames (Mix.frame_pool)
 HELDOUT_FRAME_SIZES = ((66, 88),)
 
 
@@ -167,6 +168,10 @@ class Mix:
     colour: bool = True  # each clip through a random tilt and, sometimes, a small room (see `colour`)
     frame_question: float = 0.4  # Omni: the share of frame questions
     outside: float = -1.0  # the share of outside-knowledge questions among the others; < 0: as many as there are
+    # Omni: > 0 shows only scenes of a pool of this many (drawn from `pool_seed`), with one of FRAME_SEEDS noise
+    # patterns, so the few distinct frames of a training run can be encoded once; 0 draws every scene afresh.
+    frame_pool: int = 0
+    pool_seed: int = 0
 
 
 class Builder:
@@ -188,6 +193,7 @@ class Builder:
         self.turns: list[Turn] = []
         self.protect: list[tuple[int, int]] = []  # chunk ranges whose scene must not change (frame questions)
         self.scene_of: dict[int, tuple[str, str]] = {}  # turn index -> planned (colour, shape)
+        self.pool = scene_pool(self.mix.pool_seed, self.mix.frame_pool) if self.mix.frame_pool else ()
 
     # --- audio -------------------------------------------------------------------------------------
     def clip(self, text: str) -> np.ndarray:
@@ -342,14 +348,21 @@ class Builder:
     def scenes(self) -> list[Scene]:
         """The camera's scene per chunk: it changes every 3-7 chunks, never under a frame question."""
         out: list[Scene] = []
-        scene, left = random_scene(self.rng), int(self.rng.integers(3, 8))
+        scene, left = self.new_scene(None), int(self.rng.integers(3, 8))
         for k in range(self.n):
             guarded = any(a <= k <= b for a, b in self.protect)
             if left <= 0 and not guarded:
-                scene, left = random_scene(self.rng, avoid=scene), int(self.rng.integers(3, 8))
+                scene, left = self.new_scene(scene), int(self.rng.integers(3, 8))
             out.append(scene)
             left -= 1
         return out
+
+    def new_scene(self, avoid: Scene | None) -> Scene:
+        """A scene of another colour than `avoid`: from the pool when there is one, else drawn afresh."""
+        if not self.pool:
+            return random_scene(self.rng, avoid=avoid)
+        ok = [s for s in self.pool if avoid is None or s.colour != avoid.colour]
+        return ok[int(self.rng.integers(len(ok)))]
 
 
 def make_session(variant: str, bank: ClipBank, voices: tuple[Voice, ...], n_chunks: int, seed: int | list[int],
@@ -359,5 +372,6 @@ def make_session(variant: str, bank: ClipBank, voices: tuple[Voice, ...], n_chun
     if variant == "omni":
         sizes = HELDOUT_FRAME_SIZES if heldout else FRAME_SIZES
         session.frame_size = frame_size or sizes[int(rng.integers(len(sizes)))]
-        session.frame_seed = int(rng.integers(1 << 30))
+        pooled = mix is not None and mix.frame_pool > 0
+        session.frame_seed = int(rng.integers(FRAME_SEEDS if pooled else 1 << 30))
     return session

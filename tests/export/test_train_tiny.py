@@ -122,7 +122,7 @@ def test_training_sequence_is_what_the_chunk_loop_prefills(omni_ckpt, omni_bundl
     tok = Tokens(omni_ckpt)
     settings = VenusSettings()
     slicing = Slicing.from_config(reader.config)
-    views, per_chunk = session_views(session, slicing)
+    views, per_chunk, _ = session_views(session, slicing)
     layout = build_layout(session.plan, tok, tok.with_specials(settings.system_prompt),
                           audio_per_chunk(reader.config), [len(v) for v in per_chunk])
 
