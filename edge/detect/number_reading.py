@@ -1,0 +1,148 @@
+"""A second, number-minded reading of a spoken sum the recognizer heard with a broken operand.
+
+Whisper base reads espeak-ng's formant voices poorly, and numbers worst of all: "nine times six" comes out
+"time time 6", "three plus four" as "free plus 4", "eleven minus two" as "minimum minus 2". The calculator
+cannot work those out, and the decision model then answers nonsense ("The time 6 is 12:00 PM.").
+
+Only when the first transcript is clearly the frame of a sum (an operator word: plus, minus, times, divided
+by, multiplied by, or "time" next to a number) and yet is no sum the calculator can work out, the same audio
+is read again:
+
+- decoded once more with a few spoken sums as previous text (the encoding is reused: only the decoder runs);
+- every word right beside an operator that is not a number is tried as each number word (the sound-alike
+  "free", "for", "time", "minimum" put back as "three", "four", "nine", "eleven").
+
+Each candidate that is a whole sum is scored by whisper itself, without any prompt: the mean log-probability
+of its tokens given the audio. The best one replaces the transcript when whisper finds it at most
+`MAX_LOSS` less probable per token than its own first reading. Nothing else is ever read again, so words are
+not made up outside a sum; what was read and why goes to the journal (`Reread`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from edge.spoken_math import arithmetic, work_out
+
+# Spoken sums as previous text: whisper then expects number words and operators (not the household's words).
+PROMPT = "What is nine times six? What's fifteen plus seven? How much is seventy two divided by eight? " \
+         "What is forty minus three?"
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                "hundred").split()
+OPERATORS = re.compile(r"\b(plus|minus|times|multiplied by|divided by)\b", re.I)
+_TIME_BY_NUMBER = re.compile(r"\b(\d+|" + "|".join(NUMBER_WORDS) + r")\s+times?\b|\btimes?\s+(\d+|"
+                             + "|".join(NUMBER_WORDS) + r")\b", re.I)
+_OPERATOR_WORDS = {"plus", "minus", "times", "time", "divided", "multiplied", "by"}
+_WORD = re.compile(r"[A-Za-z']+|\d+(?:\.\d+)?|[^\sA-Za-z\d']+")
+# How much less probable per token (natural log) than whisper's own first reading a sum may be and still be
+# taken: measured on sums in espeak-ng voices (tests/asr/test_number_reading.py holds the user's cases).
+MAX_LOSS = 1.5
+PER_SLOT = 3  # numbers tried in each misheard place, the likeliest first
+_FRAME_WORDS = {"is", "what", "what's", "whats", "much", "how", "by"}
+
+
+@dataclass
+class Reread:
+    """A second reading: what was heard first, what was taken, and the scores that decided it."""
+    first: str
+    text: str  # the transcript to use (the first one when nothing better was found)
+    why: str
+    scores: dict[str, float] = field(default_factory=dict)  # candidate -> mean log-probability per token
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.first
+
+    def journal(self) -> dict:
+        best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:4]
+        return {"first": self.first, "taken": self.text, "why": self.why,
+                "scores": {k: round(v, 3) for k, v in best}}
+
+
+def broken_sum(text: str) -> bool:
+    """Whether the words are the frame of a sum (an operator word) that the calculator cannot work out."""
+    if not (OPERATORS.search(text) or _TIME_BY_NUMBER.search(text)):
+        return False
+    return work_out(text) is None
+
+
+def _is_number(word: str) -> bool:
+    return word.lower() in NUMBER_WORDS or bool(re.fullmatch(r"\d+(?:\.\d+)?", word))
+
+
+def slots(text: str) -> list[tuple[list[str], int]]:
+    """Where a number may have been misheard: each word right beside an operator that is not a number.
+
+    Returns the text cut into pieces (words, numbers, punctuation) and the index of each such word.
+    """
+    pieces = _WORD.findall(text)
+    words = [k for k, p in enumerate(pieces) if re.match(r"[A-Za-z'\d]", p)]
+    out = []
+    for pos, k in enumerate(words):
+        w = pieces[k].lower()
+        if _is_number(w) or w in _FRAME_WORDS:
+            continue
+        near = [pieces[words[j]].lower() for j in (pos - 1, pos + 1) if 0 <= j < len(words)]
+        if not any(n in _OPERATOR_WORDS for n in near) or (w in _OPERATOR_WORDS and w != "time"):
+            continue
+        if w == "time" and any(_is_number(n) for n in near):
+            continue  # "time" beside a number is "times" heard without its s: an operator, not an operand
+        out.append((pieces, k))
+    return out
+
+
+def substitutions(asr, text: str, per_slot: int = PER_SLOT) -> list[str]:
+    """The text with one misheard operand put back as each of the numbers whisper finds likeliest there.
+
+    Whisper ranks them itself: one decoder pass over the words before the slot gives the probability of
+    every number's first token (as a word, " eleven", and in digits, " 11") where the sound-alike stands.
+    """
+    out: list[str] = []
+    for pieces, k in slots(text):
+        logp = asr.next_token(_join(pieces[:k]))
+        if not len(logp):
+            continue
+        ranked = []
+        for value, word in enumerate(NUMBER_WORDS[:-1]):
+            number = str(value if value < 20 else 20 + 10 * (value - 20))
+            for form in (word, number):
+                first = asr.tokenizer.encode(" " + form)[0]
+                ranked.append((float(logp[first]), form))
+        best = sorted(ranked, reverse=True)
+        seen: list[str] = []
+        for _, form in best:
+            if len(seen) == per_slot:
+                break
+            if form not in seen:
+                seen.append(form)
+                out.append(_join(pieces[:k] + [form] + pieces[k + 1:]))
+    return out
+
+
+def _join(pieces: list[str]) -> str:
+    text = ""
+    for p in pieces:
+        text += p if not text or not re.match(r"[A-Za-z'\d]", p) else " " + p
+    return text
+
+
+def reread(asr, first: str) -> Reread | None:
+    """A number-minded second reading of the utterance `asr` transcribed last, or None when `first` is not a
+    broken sum. `asr` is an edge.detect.asr.Transcriber (its `reread` and `likelihood`)."""
+    if not broken_sum(first):
+        return None
+    second = asr.reread(PROMPT)
+    candidates = [c for c in dict.fromkeys([second] + substitutions(asr, first))
+                  if c and arithmetic(c) is not None]
+    if not candidates:
+        return Reread(first, first, f"read again with sums as the prompt ({second!r}): still no sum", {})
+    scores = dict(zip([first] + candidates, asr.likelihood([first] + candidates)))
+    best = max(candidates, key=lambda c: scores[c])
+    loss = scores[first] - scores[best]
+    if loss > MAX_LOSS:
+        return Reread(first, first, f"the best sum, {best!r}, is {loss:.2f} less probable per token than the first "
+                                    f"reading (over {MAX_LOSS})", scores)
+    source = "the second reading" if best == second else "a number word beside the operator"
+    return Reread(first, best, f"a sum frame with no sum; {source} is the most probable sum, {loss:.2f} per token "
+                               f"under the first reading", scores)
