@@ -234,7 +234,7 @@ class _Parser:
 
 _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "me", "please", "can", "you",
          "could", "equals", "equal", "does", "do", "make", "makes", "the", "answer", "to", "of", "hey", "there", "so",
-         "okay", "ok", "um", "uh", "well", "now", "then", "add", "in"}
+         "okay", "ok", "um", "uh", "well", "now", "then", "add", "in", "work", "out"}
 
 
 MISHEARD_LEAD = 2  # words before a sum with no "what is" that may be a misheard question's start

@@ -62,8 +62,9 @@ class Reread:
 
 def broken_sum(text: str) -> bool:
     """Whether the words are the frame of a sum (an operator word) that the calculator cannot work out."""
-    if not (OPERATORS.search(text) or _TIME_BY_NUMBER.search(text)):
-        return False
+    frame = OPERATORS.search(text) or _TIME_BY_NUMBER.search(text)
+    if not frame or not re.search(r"[A-Za-z\d]", text[frame.end():]):
+        return False  # no operator, or nothing after it yet ("What is nine times": a turn still spoken)
     return work_out(text) is None
 
 
