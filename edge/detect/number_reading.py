@@ -9,8 +9,9 @@ by, multiplied by, or "time" next to a number) and yet is no sum the calculator 
 is read again:
 
 - decoded once more with a few spoken sums as previous text (the encoding is reused: only the decoder runs);
-- every word right beside an operator that is not a number is tried as each number word (the sound-alike
-  "free", "for", "time", "minimum" put back as "three", "four", "nine", "eleven").
+- every word right beside an operator that is not a number is tried as the numbers whisper finds likeliest
+  in its place (the sound-alike "free", "for", "time", "minimum" put back as "three", "four", "nine", "eleven");
+- a transcript that repeats its own start ("2 times 7 2 times") is tried without the repetition.
 
 Each candidate that is a whole sum is scored by whisper itself, without any prompt: the mean log-probability
 of its tokens given the audio. The best one replaces the transcript when whisper finds it at most
@@ -121,6 +122,18 @@ def substitutions(asr, text: str, per_slot: int = PER_SLOT) -> list[str]:
     return out
 
 
+def repeat_cut(text: str) -> str | None:
+    """The text without a repetition of its own start ("2 times 7 2 times": whisper repeating itself on a short
+    clip padded with silence), or None when it has none."""
+    words = text.split()
+    for cut in range(2, len(words) - 1):
+        rest = words[cut:]
+        if len(rest) >= 2 and [w.lower().strip(".,?!") for w in rest] == \
+                [w.lower().strip(".,?!") for w in words[:len(rest)]]:
+            return " ".join(words[:cut])
+    return None
+
+
 def _join(pieces: list[str]) -> str:
     text = ""
     for p in pieces:
@@ -134,7 +147,8 @@ def reread(asr, first: str) -> Reread | None:
     if not broken_sum(first):
         return None
     second = asr.reread(PROMPT)
-    candidates = [c for c in dict.fromkeys([second] + substitutions(asr, first))
+    cut = repeat_cut(first)
+    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + substitutions(asr, first))
                   if c and arithmetic(c) is not None]
     if not candidates:
         return Reread(first, first, f"read again with sums as the prompt ({second!r}): still no sum", {})
@@ -144,6 +158,7 @@ def reread(asr, first: str) -> Reread | None:
     if loss > MAX_LOSS:
         return Reread(first, first, f"the best sum, {best!r}, is {loss:.2f} less probable per token than the first "
                                     f"reading (over {MAX_LOSS})", scores)
-    source = "the second reading" if best == second else "a number word beside the operator"
+    source = "the second reading" if best == second else "the words without their repetition" if best == cut \
+        else "a number word beside the operator"
     return Reread(first, best, f"a sum frame with no sum; {source} is the most probable sum, {loss:.2f} per token "
                                f"under the first reading", scores)
