@@ -239,7 +239,7 @@ _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "
 
 MISHEARD_LEAD = 2  # words before a sum with no "what is" that may be a misheard question's start
 
-_ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out)\b", re.I)
+_ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out|tell me what)\b", re.I)
 
 
 def arithmetic(text: str) -> Worked | None:

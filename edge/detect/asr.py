@@ -142,19 +142,6 @@ class Transcriber:
             return ""
         return self._decode(self.last, self.start(prompt), self.beam_size)
 
-    def next_token(self, prefix: str) -> np.ndarray:
-        """Log-probabilities over the vocabulary of the token whisper reads after `prefix` in the last
-        utterance (no prompt): one decoder pass over the prefix."""
-        if self.last is None:
-            return np.zeros(0)
-        start = list(self.tokenizer.sot_sequence) + [self.tokenizer.no_timestamps]
-        ids = self.tokenizer.encode(" " + prefix.strip()) if prefix.strip() else []
-        res = self.model.model.generate(self.last.enc, [start + ids], beam_size=1, max_length=len(start + ids) + 1,
-                                        return_logits_vocab=True, suppress_blank=False)[0]
-        logits = np.asarray(res.logits[0][-1], np.float64).reshape(-1)
-        top = logits.max()
-        return logits - top - np.log(np.exp(logits - top).sum())
-
     def likelihood(self, texts: list[str]) -> list[float]:
         """Mean log-probability per token whisper gives each text for the last utterance, with no prompt.
 

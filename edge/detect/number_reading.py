@@ -9,8 +9,8 @@ by, multiplied by, or "time" next to a number) and yet is no sum the calculator 
 is read again:
 
 - decoded once more with a few spoken sums as previous text (the encoding is reused: only the decoder runs);
-- every word right beside an operator that is not a number is tried as the numbers whisper finds likeliest
-  in its place (the sound-alike "free", "for", "time", "minimum" put back as "three", "four", "nine", "eleven");
+- every word right beside an operator that is not a number is tried as each of the numbers that sound most
+  like it (espeak-ng's phonemes): "free", "for", "time", "Tim" put back as 3, 4, 9, 10;
 - a transcript that repeats its own start ("2 times 7 2 times") is tried without the repetition.
 
 Each candidate that is a whole sum is scored by whisper itself, without any prompt: the mean log-probability
@@ -21,6 +21,7 @@ not made up outside a sum; what was read and why goes to the journal (`Reread`).
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass, field
 
 from edge.spoken_math import arithmetic, work_out
@@ -39,7 +40,7 @@ _WORD = re.compile(r"[A-Za-z']+|\d+(?:\.\d+)?|[^\sA-Za-z\d']+")
 # How much less probable per token (natural log) than whisper's own first reading a sum may be and still be
 # taken: measured on sums in espeak-ng voices (tests/asr/test_number_reading.py holds the user's cases).
 MAX_LOSS = 1.5
-PER_SLOT = 3  # numbers tried in each misheard place, the likeliest first
+PER_SLOT = 6  # numbers tried in each misheard place, those that sound most like the word heard there
 _FRAME_WORDS = {"is", "what", "what's", "whats", "much", "how", "by"}
 
 
@@ -94,32 +95,56 @@ def slots(text: str) -> list[tuple[list[str], int]]:
     return out
 
 
-def substitutions(asr, text: str, per_slot: int = PER_SLOT) -> list[str]:
-    """The text with one misheard operand put back as each of the numbers whisper finds likeliest there.
+def substitutions(text: str, per_slot: int = PER_SLOT) -> list[str]:
+    """The text with one misheard operand put back as each of the numbers that sound most like it.
 
-    Whisper ranks them itself: one decoder pass over the words before the slot gives the probability of
-    every number's first token (as a word, " eleven", and in digits, " 11") where the sound-alike stands.
+    Sounds are espeak-ng's phonemes (the Piper voice's own front end): "free" is one phoneme from "three",
+    "time" two from "nine", "Tim" one from "ten". Numbers go in as digits, as whisper writes them.
     """
+    places = slots(text)
+    if not places:
+        return []
+    heard = sounds([pieces[k] for pieces, k in places])
+    numbers = number_sounds()
     out: list[str] = []
-    for pieces, k in slots(text):
-        logp = asr.next_token(_join(pieces[:k]))
-        if not len(logp):
-            continue
-        ranked = []
-        for value, word in enumerate(NUMBER_WORDS[:-1]):
-            number = str(value if value < 20 else 20 + 10 * (value - 20))
-            for form in (word, number):
-                first = asr.tokenizer.encode(" " + form)[0]
-                ranked.append((float(logp[first]), form))
-        best = sorted(ranked, reverse=True)
-        seen: list[str] = []
-        for _, form in best:
-            if len(seen) == per_slot:
-                break
-            if form not in seen:
-                seen.append(form)
-                out.append(_join(pieces[:k] + [form] + pieces[k + 1:]))
+    for (pieces, k), sound in zip(places, heard):
+        near = sorted(numbers, key=lambda n: (_distance(sound, numbers[n]), n))[:per_slot]
+        out += [_join(pieces[:k] + [str(n)] + pieces[k + 1:]) for n in near]
     return out
+
+
+_NUMBERS = list(range(21)) + list(range(30, 100, 10))
+_number_sounds: dict[int, str] = {}
+
+
+def number_sounds() -> dict[int, str]:
+    """Each number's phonemes (0-20 and the tens), read once."""
+    if not _number_sounds:
+        from edge.bench.answers_set import spell
+
+        _number_sounds.update(zip(_NUMBERS, sounds([spell(n) for n in _NUMBERS])))
+    return _number_sounds
+
+
+def sounds(words: list[str]) -> list[str]:
+    """espeak-ng's phonemes (IPA, stress and length marks dropped) of each word."""
+    from edge.backends.locate import espeak_binary
+
+    text = "".join(re.sub(r"[^A-Za-z'\d ]", " ", w).strip() + ".\n" for w in words)
+    run = subprocess.run([espeak_binary(), "-q", "--ipa", "-v", "en-us"], input=text, capture_output=True,
+                         text=True, timeout=30, check=True)
+    lines = [re.sub("[ˈˌːˑ ]", "", line) for line in run.stdout.splitlines() if line.strip()]
+    return lines if len(lines) == len(words) else [w.lower() for w in words]  # letters, if espeak merged lines
+
+
+def _distance(a: str, b: str) -> int:
+    """Edit distance between two phoneme strings."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
 
 
 def repeat_cut(text: str) -> str | None:
@@ -148,7 +173,7 @@ def reread(asr, first: str) -> Reread | None:
         return None
     second = asr.reread(PROMPT)
     cut = repeat_cut(first)
-    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + substitutions(asr, first))
+    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + substitutions(first))
                   if c and arithmetic(c) is not None]
     if not candidates:
         return Reread(first, first, f"read again with sums as the prompt ({second!r}): still no sum", {})
