@@ -10,7 +10,8 @@ is read again:
 
 - decoded once more with a few spoken sums as previous text (the encoding is reused: only the decoder runs);
 - every word right beside an operator that is not a number is tried as each of the numbers that sound most
-  like it (espeak-ng's phonemes): "free", "for", "time", "Tim" put back as 3, 4, 9, 10;
+  like it (espeak-ng's phonemes): "free", "for", "time", "Tim" put back as 3, 4, 9, 10, and "time" beside a
+  number written "times";
 - a transcript that repeats its own start ("2 times 7 2 times") is tried without the repetition.
 
 Each candidate that is a whole sum is scored by whisper itself, without any prompt: the mean log-probability
