@@ -94,6 +94,15 @@ def _number_words(words: list[str], i: int) -> tuple[float, int] | None:
     return float(total + current), j
 
 
+def _number(out: list[tuple[str, object]], value: float) -> None:
+    """Append a number; "100 and 8" (a recognizer's digits for "one hundred and eight") is one number, 108."""
+    if len(out) >= 2 and out[-1] == ("op", "+?") and out[-2][0] == "num" and 0 < value < 100 and ("word", "add") not in out and \
+            value == int(value) and float(out[-2][1]) >= 100 and float(out[-2][1]) % 100 == 0:  # type: ignore[arg-type]
+        out[-2:] = [("num", float(out[-2][1]) + value)]  # type: ignore[arg-type]
+        return
+    out.append(("num", value))
+
+
 def _tokens(text: str) -> list[tuple[str, object]] | None:
     """('num', value) / ('op', symbol) / ('unit', name) / ('word', w) tokens of the question."""
     low = text.lower().replace("what's", "what is").replace("°", " degrees ")
@@ -107,7 +116,7 @@ def _tokens(text: str) -> list[tuple[str, object]] | None:
     while i < len(raw):
         w = raw[i]
         if re.fullmatch(r"\d+(?:\.\d+)?", w):
-            out.append(("num", float(w)))
+            _number(out, float(w))
             i += 1
             continue
         if w in _SYMBOLS:
@@ -124,7 +133,7 @@ def _tokens(text: str) -> list[tuple[str, object]] | None:
                     digits += str(_ONES[raw[i]])
                     i += 1
                 value = float(f"{int(value)}.{digits}")
-            out.append(("num", value))
+            _number(out, value)
             continue
         if w == "time" and out and out[-1][0] == "num" and i + 1 < len(raw) and (
                 re.fullmatch(r"\d+(?:\.\d+)?", raw[i + 1]) or raw[i + 1] in _ONES or raw[i + 1] in _TENS):
@@ -225,12 +234,12 @@ class _Parser:
 
 _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "me", "please", "can", "you",
          "could", "equals", "equal", "does", "do", "make", "makes", "the", "answer", "to", "of", "hey", "there", "so",
-         "okay", "ok", "um", "uh", "well", "now", "then", "add", "in"}
+         "okay", "ok", "um", "uh", "well", "now", "then", "add", "in", "work", "out"}
 
 
 MISHEARD_LEAD = 2  # words before a sum with no "what is" that may be a misheard question's start
 
-_ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out)\b", re.I)
+_ASK = re.compile(r"\b(what is|what's|whats|how much is|how much|calculate|compute|work out|tell me what)\b", re.I)
 
 
 def arithmetic(text: str) -> Worked | None:

@@ -9,12 +9,19 @@ time-aligned recording, transcribed, and checked: the last number said
 within 1 % of the answer, the machine's time (to the minute, any minute the
 run spanned), day or date, or the words to repeat. The last line:
 `answers <A>% correct over <Q> questions`.
+
+`--set arithmetic` asks spoken sums instead (edge/bench/arithmetic_set.py:
+every English espeak-ng voice and variant on the machine at three rates,
+and Piper), and `--number-reading both` runs the same input twice, without
+and with the recognizer's second reading of a sum heard wrong; each run ends
+with `arithmetic <setting>: <K>/<N> answered right`.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import re
+import subprocess
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -73,8 +80,16 @@ def make_input(path: Path, questions: list[Question]) -> list[tuple[float, float
 
     audio = np.zeros(int((len(questions) * SLOT_S + 2.0) * RATE), np.float32)
     marks = []
+    piper = None
     for i, q in enumerate(questions):
-        clip = spoken.say(q.text, q.voice, q.wpm)
+        if q.voice == "piper":
+            from edge.speech.piper.voice import PiperVoice
+            from kernels.resample import resample
+
+            piper = piper or PiperVoice()
+            clip = resample(piper.sentence_audio(q.text), piper.sample_rate, RATE).astype(np.float32)
+        else:
+            clip = spoken.say(q.text, q.voice, q.wpm)
         start = i * SLOT_S + 0.5
         k = int(start * RATE)
         audio[k:k + len(clip)] += 0.8 * clip
@@ -105,7 +120,13 @@ def replies_heard(wav: Path, marks: list[tuple[float, float]], model: str, threa
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge bench answers", description=__doc__.split("\n\n")[0])
     p.add_argument("--questions", type=int, default=27, help="how many scored questions (default 27)")
-    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--seed", type=int, default=None, help="the set's seed (default 11; 23 for --set arithmetic)")
+    p.add_argument("--set", choices=("mixed", "arithmetic"), default="mixed",
+                   help="mixed: sums, conversions, the clock and recall (default); arithmetic: spoken sums in "
+                        "every English espeak-ng voice and variant, and Piper")
+    p.add_argument("--number-reading", choices=("on", "off", "both"), default="on",
+                   help="the recognizer's second reading of a sum heard with a broken operand (default on; "
+                        "both: run without it, then with it, on the same input)")
     p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
     p.add_argument("--asr", choices=ASR_MODELS, default=None, help="the frontend's recognizer (default: its own)")
     p.add_argument("--asr-beam", type=int, default=None, help="the frontend recognizer's beam size (default: its own)")
@@ -126,17 +147,39 @@ def main(argv: list[str]) -> int:
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
-    from edge.graph.supervisor import SupervisorSettings
-    from edge.session import SessionConfig, run_session
 
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-answers-"))
     out.mkdir(parents=True, exist_ok=True)
-    questions = generate(args.questions, args.seed)
+    if args.set == "arithmetic":
+        from edge.bench.arithmetic_set import DEFAULT_SEED, generate as sums, variants
+        from edge.bench.asr import english_voices
+
+        seed = DEFAULT_SEED if args.seed is None else args.seed
+    else:
+        seed = 11 if args.seed is None else args.seed
     try:
+        questions = sums(args.questions, seed, english_voices(), variants()) if args.set == "arithmetic" \
+            else generate(args.questions, seed)
         marks = make_input(out / "questions.wav", questions)
-    except ModelMissing as exc:
+    except (ModelMissing, FileNotFoundError, subprocess.SubprocessError) as exc:
         print(f"venus-edge bench answers: {exc}")
         return 2
+    settings = {"on": [True], "off": [False], "both": [False, True]}[args.number_reading]
+    for reading in settings:
+        code = _run(args, out / ("number-reading" if reading else "first-reading"), out / "questions.wav",
+                    questions, marks, seed, reading)
+        if code:
+            return code
+    return 0
+
+
+def _run(args, out: Path, mic: Path, questions: list[Question], marks: list[tuple[float, float]], seed: int,
+         reading: bool) -> int:
+    """One session over the questions, with or without the number reading; prints each verdict and the tally."""
+    from edge.graph.supervisor import SupervisorSettings
+    from edge.session import SessionConfig, run_session
+
+    out.mkdir(parents=True, exist_ok=True)
     extra: dict = {"asr": args.asr} if args.asr else {}
     if args.asr_beam:
         extra["asr_beam"] = args.asr_beam
@@ -144,13 +187,16 @@ def main(argv: list[str]) -> int:
         extra["rules"] = False
     if args.llm_gguf is not None:
         extra["llm_gguf"] = str(args.llm_gguf)
-    cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
+    extra["number_reading"] = reading
+    setting = "number-reading" if reading else "first-reading-only"
+    cfg = SessionConfig(mic=str(mic), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), realtime=args.realtime, frontend="default",
                         voice="piper", threads=args.threads, extra=extra)
     scored = [q for q in questions if q.kind != "say"]
-    print(f"bench answers: {len(scored)} spoken questions (seed {args.seed}) in {len(set(q.voice for q in questions))} "
-          f"voices, the embedded default{' without its rules' if args.no_rules else ''} (asr {args.asr or 'default'}"
-          f"{f' beam {args.asr_beam}' if args.asr_beam else ''}); files in {out}", flush=True)
+    print(f"bench answers: {len(scored)} spoken questions ({args.set}, seed {seed}) in "
+          f"{len(set(q.voice for q in questions))} voices, the embedded default"
+          f"{' without its rules' if args.no_rules else ''} (asr {args.asr or 'default'}"
+          f"{f' beam {args.asr_beam}' if args.asr_beam else ''}, {setting}); files in {out}", flush=True)
     start = datetime.now().astimezone()
     # On a virtual clock the graph waits for its slowest node: a busy machine's stall is not a hang.
     report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
@@ -171,7 +217,11 @@ def main(argv: list[str]) -> int:
         right += ok
         by_kind.setdefault(q.kind, []).append(ok)
         print(f"{i:2d}. [{q.voice} {q.wpm}] {q.text!r} -> {reply!r}: {'right' if ok else 'WRONG'}")
-    print(f"(replies transcribed by whisper {args.judge_asr} in {time.perf_counter() - t0:.0f} s)")
+    print(f"(replies transcribed by whisper {args.judge_asr} in {time.perf_counter() - t0:.0f} s; "
+          f"session {(end - start).total_seconds():.0f} s)")
+    if args.set == "arithmetic":
+        print(f"arithmetic {setting}: {right}/{len(scored)} answered right", flush=True)
+        return 0
     print("by kind: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(by_kind.items())))
-    print(f"answers {100 * right / max(1, len(scored)):.1f}% correct over {len(scored)} questions")
+    print(f"answers {100 * right / max(1, len(scored)):.1f}% correct over {len(scored)} questions", flush=True)
     return 0

