@@ -235,6 +235,7 @@ class _Parser:
 _LEAD = {"what", "is", "whats", "how", "much", "calculate", "compute", "tell", "me", "please", "can", "you",
          "could", "equals", "equal", "does", "do", "make", "makes", "the", "answer", "to", "of", "hey", "there", "so",
          "okay", "ok", "um", "uh", "well", "now", "then", "add", "in", "work", "out"}
+_TRAIL = _LEAD | {"for"}  # "... for me" after a sum; before one, "for" is more likely a misheard "four"
 
 
 MISHEARD_LEAD = 2  # words before a sum with no "what is" that may be a misheard question's start
@@ -263,7 +264,8 @@ def arithmetic(text: str) -> Worked | None:
     if not asked and len(before) <= MISHEARD_LEAD and all(t[0] == "word" for t in before) and \
             any(t[0] == "op" and t[1] in ("+", "-", "*", "/", "^") for t in body):
         before = []  # "worth seven times three": a misheard "what's" before a whole sum
-    if any(t[0] != "word" or t[1] not in _LEAD for t in before + after):
+    if any(t[0] != "word" or t[1] not in _LEAD for t in before) or any(t[0] != "word" or t[1] not in _TRAIL
+                                                                         for t in after):
         return None
     if not any(t[0] in ("op", "post") and t[1] != "+?" for t in body) and ("word", "root") not in body \
             and ("word", "percent") not in body:

@@ -77,10 +77,13 @@ def _is_number(word: str) -> bool:
     return word.lower() in NUMBER_WORDS or bool(re.fullmatch(r"\d+(?:\.\d+)?", word))
 
 
-def slots(text: str) -> list[tuple[list[str], int]]:
-    """Where a number may have been misheard: each word right beside an operator that is not a number.
+def slots(text: str) -> list[tuple[list[str], int, int]]:
+    """Where a number may have been misheard: each word right beside an operator that is not a number, and the
+    two words just before or after an operator, which may be one number heard as two ("eighteen" as "it in" or
+    "at ten").
 
-    Returns the text cut into pieces (words, numbers, punctuation) and the index of each such word.
+    Returns the text cut into pieces (words, numbers, punctuation), the index of each such place's first piece
+    and how many pieces it spans.
     """
     pieces = _WORD.findall(text)
     words = [k for k, p in enumerate(pieces) if re.match(r"[A-Za-z'\d]", p)]
@@ -94,7 +97,20 @@ def slots(text: str) -> list[tuple[list[str], int]]:
             continue
         if w == "time" and any(_is_number(n) for n in near):
             continue  # "time" beside a number is "times" heard without its s: an operator, not an operand
-        out.append((pieces, k))
+        out.append((pieces, k, 1))
+    for pos, k in enumerate(words):
+        w = pieces[k].lower()
+        by = w == "by" and pos > 0 and pieces[words[pos - 1]].lower() in ("divided", "multiplied")
+        if w not in _OPERATOR_WORDS - {"by", "divided", "multiplied"} and not by:
+            continue
+        before = (pos - 3, pos - 2) if by else (pos - 2, pos - 1)  # before "divided by", after "by"
+        for a, b in (before, (pos + 1, pos + 2)):
+            if a < 0 or b >= len(words) or words[b] != words[a] + 1:
+                continue  # not two words side by side (punctuation between them)
+            pair = [pieces[words[a]].lower(), pieces[words[b]].lower()]
+            if any(x in _OPERATOR_WORDS or x in _FRAME_WORDS for x in pair) or _is_number(pair[0]):
+                continue  # a number's start is what goes astray ("at ten"); "4 for" is a number and a word
+            out.append((pieces, words[a], 2))
     return out
 
 
@@ -108,14 +124,14 @@ def substitutions(text: str, per_slot: int = PER_SLOT) -> list[str]:
     if not places:
         return []
     try:
-        heard = sounds([pieces[k] for pieces, k in places])
+        heard = sounds([" ".join(pieces[k:k + n]) for pieces, k, n in places])
         numbers = number_sounds()
     except (OSError, subprocess.SubprocessError, ModelMissing):
         return []  # no espeak-ng: the second reading still runs
     out: list[str] = []
-    for (pieces, k), sound in zip(places, heard):
+    for (pieces, k, span), sound in zip(places, heard):
         near = sorted(numbers, key=lambda n: (_distance(sound, numbers[n]), n))[:per_slot]
-        out += [_times(_join(pieces[:k] + [str(n)] + pieces[k + 1:])) for n in near]
+        out += [_times(_join(pieces[:k] + [str(n)] + pieces[k + span:])) for n in near]
     return out
 
 
@@ -185,7 +201,9 @@ def reread(asr, first: str) -> Reread | None:
         return None
     second = asr.reread(PROMPT)
     cut = repeat_cut(first)
-    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + substitutions(first))
+    # The second reading's own broken operands are tried too: it often hears the number's shape better.
+    tried = substitutions(first) + (substitutions(second) if second and second != first else [])
+    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + tried)
                   if c and arithmetic(c) is not None]
     if not candidates:
         return Reread(first, first, f"read again with sums as the prompt ({second!r}): still no sum", {})

@@ -45,6 +45,7 @@ def test_the_base_tokenizer_has_its_first_merge_back(base):
     ("en-gb-x-gbclan+m3", 160, "Hey, what is nine minus two?", 7),  # heard "i minus 2"
     ("en-029+croak", 160, "How much is one times ten?", 10),  # heard "one time thin"
     ("en-gb-x-gbclan+f4", 190, "Could you tell me what four minus two is?", 2),
+    ("en-gb-x-gbclan+f4", 190, "Could you work out eighteen times four for me?", 72),  # "it in times 4"
 ])
 def test_a_misheard_sum_is_read_right_the_second_time(base, voice, wpm, question, value):
     first = base.transcribe(spoken.say(question, voice, wpm))
@@ -72,3 +73,11 @@ def test_an_operator_word_outside_a_sum_changes_nothing(base):
     first = base.transcribe(spoken.say("Take two pills three times a day, after meals.", "en-gb+m3", 160))
     again = number_reading.reread(base, first)
     assert again is None or not again.changed, again.journal()
+
+
+@pytest.mark.parametrize("heard, meant", [
+    ("Could you work out it in times 4 for me?", "Could you work out 18 times 4 for me?"),
+    ("How much is twelve divided by for tea?", "How much is twelve divided by 40?"),
+])
+def test_a_number_heard_as_two_words_beside_an_operator_is_tried_as_one(heard, meant):
+    assert meant in number_reading.substitutions(heard)

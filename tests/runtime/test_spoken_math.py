@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from edge.clock_question import clock_question
-from edge.spoken_math import numbers_in, work_out
+from edge.spoken_math import arithmetic, numbers_in, work_out
 
 
 @pytest.mark.parametrize("said, value", [
@@ -87,3 +87,8 @@ def test_the_models_own_instruction_for_the_clock_is_the_clocks_unless_it_names_
     for elsewhere in ("Find the current local time in Sydney, Australia.", "What is the current date in Tokyo?",
                       "Find the current time and date for London.", "Find the current weather in Berlin."):
         assert clock.claim(elsewhere) is None, elsewhere
+
+
+def test_a_sum_asked_for_me_is_worked_out():
+    worked = arithmetic("Could you work out 18 times 4 for me?")
+    assert worked is not None and worked.value == 72
