@@ -10,12 +10,11 @@ rules too; everything else goes to the wrapped router, unchanged.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
-from zoneinfo import available_timezones
 
 from edge.harness.capability import Capability, Registry
 from edge.harness.router import Choice, Recent, Router
+from edge.harness.time_elsewhere import zone_named
 
 # Capabilities only ever chosen by claim or by a model: the word score would pick them for any
 # instruction that mentions "time" or "current".
@@ -60,22 +59,6 @@ def score(instruction: list[str], cap: Capability) -> tuple[int, set[str]]:
     return total, hit
 
 
-@lru_cache(maxsize=1)
-def _cities() -> dict[str, str]:
-    """'tokyo' -> 'Asia/Tokyo', 'new york' -> 'America/New_York' (IANA zone names' last part)."""
-    out: dict[str, str] = {}
-    for zone in sorted(available_timezones()):
-        if "/" in zone and not zone.startswith(("Etc/", "SystemV/", "US/")):
-            out.setdefault(zone.rsplit("/", 1)[1].replace("_", " ").lower(), zone)
-    return out
-
-
-def _zone(instruction: str) -> str | None:
-    low = " " + re.sub(r"[^a-z ]+", " ", instruction.lower()) + " "
-    found = {z for city, z in _cities().items() if f" {city} " in low}
-    return found.pop() if len(found) == 1 else None
-
-
 def _is_array(schema: dict[str, Any]) -> bool:
     """An array, or an optional one (`anyOf: [array, null]`, as MCP servers describe `list[str] | None`)."""
     return schema.get("type") == "array" or any(isinstance(x, dict) and x.get("type") == "array"
@@ -98,7 +81,7 @@ def fill(instruction: str, cap: Capability, explained: set[str]) -> tuple[dict[s
             if len(hits) == 1:
                 args[p] = hits[0]
         elif p in zone_props and len(zone_props) == 1:
-            zone = _zone(instruction)
+            zone = zone_named(instruction)
             if zone:
                 args[p] = zone
                 notes.append(f"{p}={zone} from the city named")

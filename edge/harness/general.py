@@ -7,6 +7,7 @@ from typing import Any
 from edge.harness.capability import Outcome, RunContext
 from edge.harness.chat import ChatBackend
 from edge.harness.live_facts import cannot_know, live_topic
+from edge.harness.time_elsewhere import time_elsewhere
 
 SYSTEM = ("You are the helper of a friendly voice assistant, and your words are read aloud. Answer the request "
           "directly in at most three short, plain sentences: no lists, no markup, no links. When it asks for a "
@@ -49,6 +50,9 @@ class GeneralCapability:
         topic = None if getattr(self.chat, "live", False) else live_topic(arguments["request"])
         if topic is not None:  # a model alone would make the figures up; a skill with a live source is routed first
             return Outcome(cannot_know(topic))
+        elsewhere = time_elsewhere(arguments["request"])
+        if elsewhere is not None:  # the clock and the zone data know it; a model would make the time up
+            return Outcome(elsewhere, ttl_s=60.0)
         messages = [{"role": "system", "content": SYSTEM}]
         for instruction, result in ctx.previous:  # a continuation sees what came before
             messages += [{"role": "user", "content": instruction}, {"role": "assistant", "content": result}]

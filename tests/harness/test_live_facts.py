@@ -39,3 +39,32 @@ def test_live_requests_are_answered_honestly_without_asking_a_model(request_, to
 ])
 def test_other_requests_are_not_taken_for_live_ones(request_):
     assert live_topic(request_) is None
+
+
+@pytest.mark.parametrize("request_, city, zone", [
+    ("Find the current local time in Sydney, Australia.", "Sydney", "Australia/Sydney"),
+    ("What time is it in Lisbon right now?", "Lisbon", "Europe/Lisbon"),
+    ("Tell me the time in New York please.", "New York", "America/New_York"),
+])
+def test_the_time_elsewhere_is_read_from_the_clock_and_the_zone_data(request_, city, zone):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from edge.harness.spoken import clock_time
+
+    local = EmbeddedChat()
+    before = datetime.now(ZoneInfo(zone))
+    out = GeneralCapability(local, timeout_s=2.0).run({"request": request_}, _ctx(request_))
+    after = datetime.now(ZoneInfo(zone))
+    assert local._llm is None
+    assert out.text in {f"It's {clock_time(t.time())} on {t:%A} in {city}." for t in (before, after)}, out.text
+
+
+def test_a_place_no_zone_names_gets_no_made_up_time():
+    # "Sydney" heard as "should be": the model answered "The current local time in should be right now is 12:00 PM."
+    request_ = "Find the current local time in should be right now."
+    local = EmbeddedChat()
+    out = GeneralCapability(local, timeout_s=2.0).run({"request": request_}, _ctx(request_))
+    assert local._llm is None
+    assert out.text == 'I don\'t know the time zone of "should be", so I can\'t tell the time there. Please name ' \
+                       'the city.'
