@@ -42,20 +42,24 @@ class Question:
     wpm: int
 
 
-def _arithmetic(rng: random.Random) -> tuple[str, float]:
+Ranges = dict[str, tuple[tuple[int, int], tuple[int, int]]]
+# Per operator, the ranges of the two numbers drawn: (a, b), or for "divided by" (b, the quotient).
+SUM_RANGES: Ranges = {"plus": ((2, 60), (2, 40)), "minus": ((20, 99), (2, 19)), "times": ((2, 12), (2, 12)),
+                      "divided by": ((2, 9), (2, 12))}
+
+
+def draw_sum(rng: random.Random, ranges: Ranges) -> tuple[int, str, int, float]:
+    """A random sum with whole numbers: (a, operator, b, value); a division always comes out whole."""
     op = rng.choice(["plus", "minus", "times", "divided by"])
-    if op == "plus":
-        a, b = rng.randint(2, 60), rng.randint(2, 40)
-        value = a + b
-    elif op == "minus":
-        a, b = rng.randint(20, 99), rng.randint(2, 19)
-        value = a - b
-    elif op == "times":
-        a, b = rng.randint(2, 12), rng.randint(2, 12)
-        value = a * b
-    else:
-        b, value = rng.randint(2, 9), rng.randint(2, 12)
-        a = b * value
+    (lo1, hi1), (lo2, hi2) = ranges[op]
+    x, y = rng.randint(lo1, hi1), rng.randint(lo2, hi2)
+    if op == "divided by":
+        return x * y, op, x, float(y)
+    return x, op, y, float({"plus": x + y, "minus": x - y, "times": x * y}[op])
+
+
+def _arithmetic(rng: random.Random) -> tuple[str, float]:
+    a, op, b, value = draw_sum(rng, SUM_RANGES)
     form = rng.choice(["What is {a} {op} {b}?", "What's {a} {op} {b}?", "How much is {a} {op} {b}?"])
     return form.format(a=spell(a), op=op, b=spell(b)), float(value)
 
