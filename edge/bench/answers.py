@@ -151,8 +151,8 @@ def main(argv: list[str]) -> int:
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-answers-"))
     out.mkdir(parents=True, exist_ok=True)
     if args.set == "arithmetic":
-        from edge.bench.arithmetic_set import DEFAULT_SEED, generate as sums, variants
-        from edge.bench.asr import english_voices
+        from edge.bench.arithmetic_set import DEFAULT_SEED, generate as sums
+        from edge.bench.espeak_voices import english_voices, variants
 
         seed = DEFAULT_SEED if args.seed is None else args.seed
     else:

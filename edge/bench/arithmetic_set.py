@@ -9,7 +9,6 @@ with the Piper voice (the one users hear back) as one question in eight.
 from __future__ import annotations
 
 import random
-import subprocess
 
 from edge.bench.answers_set import Question, Ranges, draw_sum, spell
 
@@ -18,20 +17,6 @@ FORMS = ["What is {a} {op} {b}?", "What's {a} {op} {b}?", "How much is {a} {op} 
          "Could you tell me what {a} {op} {b} is?", "Hey, what is {a} {op} {b}?", "{a} {op} {b}?",
          "Can you work out {a} {op} {b}?"]
 DEFAULT_SEED = 23
-
-
-def variants() -> list[str]:
-    """espeak-ng's voice variants on this machine ("klatt", "f3", "croak", ...), by file name."""
-    from edge.backends.locate import espeak_binary
-
-    listing = subprocess.run([espeak_binary(), "--voices=variant"], check=True, capture_output=True, text=True,
-                             timeout=30).stdout.splitlines()[1:]
-    out = []
-    for line in listing:
-        cols = line.split()
-        if len(cols) >= 5 and cols[4].startswith("!v/"):
-            out.append(cols[4][3:])
-    return sorted(set(out))
 
 
 # Wider than bench answers' own sums: teens and tens are what the recognizer mishears most.

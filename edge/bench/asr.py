@@ -21,25 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from edge.audio_format import RATE
-from edge.backends.locate import ModelMissing, espeak_binary
+from edge.backends.locate import ModelMissing
 from edge.bench.asr_set import Utterance, generate, in_room
+from edge.bench.espeak_voices import english_voices
 from edge.bench.spoken import say
 from edge.bench.wer import Tally
 from edge.detect.asr import MODELS, Transcriber
 from edge.speech.piper.voice import PiperVoice
 from kernels.resample import resample
-
-
-def english_voices() -> list[str]:
-    """English espeak-ng voices that speak on this machine (mbrola ones need data that may be absent)."""
-    listing = subprocess.run([espeak_binary(), "--voices=en"], check=True, capture_output=True, text=True,
-                             timeout=30).stdout.splitlines()[1:]
-    langs = []
-    for line in listing:
-        cols = line.split()
-        if len(cols) >= 5 and cols[1].startswith("en") and cols[4].startswith("gmw/") and cols[1] not in langs:
-            langs.append(cols[1])
-    return langs
 
 
 # Words of the domain for the `prompt` setting: generic household vocabulary, none of the set's names.

@@ -32,7 +32,8 @@ import soundfile as sf
 
 from edge.audio_format import RATE
 from edge.backends.locate import ModelMissing, cache_dir
-from edge.bench.asr import english_voices, speak
+from edge.bench.asr import speak
+from edge.bench.espeak_voices import english_voices
 from edge.bench.asr_set import CONDITIONS, Utterance, generate, in_room, voices
 from edge.detect.wake import WakeDetector, WakeWordError, count_wakes
 from edge.speech.piper.voice import PiperVoice

@@ -5,8 +5,8 @@ from datetime import datetime
 
 from edge.bench.answers import correct
 from edge.bench.answers_set import Question, generate
-from edge.bench.arithmetic_set import generate as sums, variants
-from edge.bench.asr import english_voices
+from edge.bench.arithmetic_set import generate as sums
+from edge.bench.espeak_voices import english_voices, variants
 from edge.spoken_math import work_out
 
 
