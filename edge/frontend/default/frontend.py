@@ -300,20 +300,13 @@ class DefaultFrontend(Frontend):
 
     def _so_far(self, so_far: Chunk, frames: list[FrameProb]) -> Utterance | None:
         """The user's utterance as the boundary will track it, with the chunk so far in it (a copy)."""
-        voiced = [f for f in frames if f.prob >= self.s.threshold]
-        if self.utt is not None:
-            utt = dataclasses.replace(self.utt, audio=list(self.utt.audio))
-        elif voiced:
-            onset = voiced[0].t_start_ns
-            start = so_far.t_start_ns - len(self.prev_audio) * 1_000_000_000 // RATE
-            utt = Utterance(onset, onset, start, [self.prev_audio])
-        else:
-            return None
-        utt.audio.append(so_far.audio)
-        if voiced:
-            utt.last_voice_ns = voiced[-1].t_start_ns + FRAME_NS
-            utt.voiced_frames += len(voiced)
-        return utt
+        kept = self.utt
+        self.utt = None if kept is None else dataclasses.replace(kept, audio=list(kept.audio))
+        try:
+            self._track(so_far, frames, playing=False)  # only called while nothing plays
+            return self.utt
+        finally:
+            self.utt = kept
 
     def _track(self, chunk: Chunk, frames: list, playing: bool) -> None:
         voiced = [f for f in frames if f.prob >= self.s.threshold]
