@@ -41,8 +41,7 @@ class _SoFar:
 
     index: int
     t_start_ns: int
-    pieces: list[np.ndarray] = field(default_factory=list)
-    n_samples: int = 0
+    audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
 
 
 @dataclass
@@ -204,15 +203,13 @@ class FrontendNode(Node):
         have = self.so_far
         if have is None or have.index != msg.index:
             have = self.so_far = _SoFar(msg.index, msg.t_start_ns)
-        if msg.t_from_ns != have.t_start_ns + have.n_samples * ns_per_sample:
+        if msg.t_from_ns != have.t_start_ns + len(have.audio) * ns_per_sample:
             self.so_far = None  # a piece is missing: this chunk waits for its boundary
             return
-        have.pieces.append(np.frombuffer(env.payload[0], "<i2").astype(np.float32) / 32768.0 if env.payload
-                           else np.zeros(0, np.float32))
-        have.n_samples += msg.n_samples
-        audio = np.concatenate(have.pieces)
-        have.pieces = [audio]
-        so_far = Chunk(msg.index, msg.t_start_ns, msg.t_end_ns, audio, [], msg.sample_rate,
+        piece = np.frombuffer(env.payload[0], "<i2").astype(np.float32) / 32768.0 if env.payload else \
+            np.zeros(0, np.float32)
+        have.audio = np.concatenate([have.audio, piece])
+        so_far = Chunk(msg.index, msg.t_start_ns, msg.t_end_ns, have.audio, [], msg.sample_rate,
                        playback_active=self.playback_active)
         with self.io.busy(self.settings.frontend_busy_s):
             ahead = self.frontend.hear_ahead(so_far)
