@@ -375,3 +375,14 @@ def work_out(text: str) -> Worked | None:
 def numbers_in(text: str) -> list[float]:
     """Every number in the words, written or spoken ("it is 8.05", "eighty four")."""
     return [float(v) for k, v in _tokens(text) or [] if k == "num"]  # type: ignore[arg-type]
+
+
+def read_tokens(text: str) -> list[tuple[str, object]]:
+    """The words read as ('num', value) / ('op', symbol) / ('post', power) / ('word', w) tokens: numbers
+    written or spoken ("ninety", "one hundred and twenty", "3.5", "a half") become values, the rest words."""
+    return _tokens(text) or []
+
+
+def number_words_at(words: list[str], i: int) -> tuple[float, int] | None:
+    """A number spelled in words starting at words[i] ("forty five"): (value, the position after it), or None."""
+    return _number_words(words, i)

@@ -1,4 +1,4 @@
-"""Two capabilities every harness has: a calculator and the machine's clock.
+"""Capabilities every harness has: a calculator, the machine's clock, and timers (edge/harness/timers.py).
 
 A 0.5B model gets sums, conversions and the time wrong; these get them right.
 Each can also claim an instruction by itself (`claim`): when the words are a
@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 from edge.clock_question import clock_question
 from edge.harness.capability import CapabilityError, Outcome, RunContext
 from edge.harness.spoken import clock_time, say_date
+from edge.harness.timers import TimerCapability
 from edge.spoken_math import work_out
 
 _QUESTION = {
@@ -72,4 +73,5 @@ def clock_answer(kind: str, now: datetime) -> str:
 
 
 def builtin_capabilities() -> list[Any]:
-    return [CalculatorCapability(), ClockCapability()]
+    # The timer first: "a timer for 90 seconds" holds a number and a unit, but it is no conversion.
+    return [TimerCapability(), CalculatorCapability(), ClockCapability()]

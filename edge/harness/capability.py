@@ -32,9 +32,29 @@ class Cancelled(CapabilityError):
 
 
 @dataclass
+class Later:
+    """Words the harness is to say by itself later, unasked (a timer's ring): stored with the answer that
+    announces it, as a work item of its own that waits in the queue until it is due, so a restart keeps it."""
+
+    after_s: float  # from when the answer is stored
+    text: str  # what to say then
+    about: dict[str, Any] = field(default_factory=dict)  # what it is, for `RunContext.scheduled` to list
+
+
+@dataclass
 class Outcome:
     text: str
     ttl_s: float | None = None  # the backend's own freshness limit, from completion
+    later: Later | None = None  # a result of its own, said when it is due (the answer says it is set)
+
+
+@dataclass
+class Scheduled:
+    """A `Later` of this capability still waiting to be said."""
+
+    work_id: str
+    due_in_s: float  # session time left until it is said
+    about: dict[str, Any]
 
 
 @dataclass
@@ -50,6 +70,8 @@ class RunContext:
     previous: list[tuple[str, str]] = field(default_factory=list)  # (instruction, result) it continues
     progress_fn: Callable[[str], None] = lambda text: None
     on_cancel: list[Callable[[], None]] = field(default_factory=list)
+    scheduled: Callable[[], list[Scheduled]] = lambda: []  # this capability's Laters not yet said, soonest first
+    unschedule: Callable[[str], bool] = lambda work_id: False  # drop one of them (True when it was waiting)
 
     @property
     def cancelled(self) -> bool:

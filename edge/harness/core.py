@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
 from edge import messages as m
 from edge.clock import Clock
 from edge.harness import states as S
-from edge.harness.capability import (CapabilityError, InvalidArguments, Outcome, Registry, RunContext,
-                                     TransientError)
+from edge.harness.capability import (CapabilityError, InvalidArguments, Later, Outcome, Registry, RunContext,
+                                     Scheduled, TransientError)
 from edge.harness.evidence import Evidence, EvidenceRing, evidence_name
 from edge.private_files import private_dir
 from edge.harness.gate import Candidate, DeliveryGate
@@ -53,6 +54,7 @@ class Harness(ReturnSide):
         self.inflight: dict[str, dict] = {}  # release id -> {work_id, kind, released_ns, started, started_ns}
         self.duplicates = 0  # Delivered for something not delivering (re-sent or late): ignored
         self.closed = False
+        self.wall: Callable[[], float] = time.time  # the machine's clock: a Later's due time across sessions
 
     # --- announcing ---------------------------------------------------------------------
     def _move(self, work_id: str, new: str, detail: str = "", **updates) -> WorkItem:
@@ -137,8 +139,12 @@ class Harness(ReturnSide):
                     self.store.update(item.id, notice_state="expired")
             active = len(self.jobs)
             for item in self.store.in_states([S.QUEUED]):
+                if item.later:  # said when due; it needs no worker
+                    if item.not_before_ns <= now:
+                        self._say_later(item, now)
+                    continue
                 if active >= self.s.max_running:
-                    break
+                    continue
                 if item.not_before_ns <= now:
                     self._start(item, now)
                     active += 1
@@ -183,7 +189,8 @@ class Harness(ReturnSide):
             ctx = RunContext(item.id, item.instruction, job.attempt, job.cancel_event,
                              lambda s: self.sleepers.sleep(job, s), lambda: self._evidence(item),
                              self._previous(choice.continuation_of), lambda t: self._progress(item.id, t),
-                             job.on_cancel)
+                             job.on_cancel, scheduled=lambda: self.scheduled(cap.name),
+                             unschedule=lambda wid: self.unschedule(cap.name, wid))
             self._finish(job, outcome=cap.run(choice.arguments, ctx))
         except CapabilityError as exc:
             self._finish(job, error=exc)
@@ -246,8 +253,46 @@ class Harness(ReturnSide):
         elif now >= expires:
             self._fail(item.id, "expired", None, expires_ns=expires)  # stale on arrival: never spoken
         else:
+            if outcome.later is not None:  # stored before the answer that announces it: a crash between the two
+                self._schedule(item, outcome.later, now)  # runs the task again, and the same id is kept once
             self._move(item.id, S.COMPLETED, f"{len(text)} characters", result=text, ready_ns=now,
                        expires_ns=expires)
+
+    # --- words said later, unasked (a timer's ring) ----------------------------------------------
+    def _schedule(self, item: WorkItem, later: Later, now: int) -> None:
+        """A work item of its own, queued until due: the harness says it then as a result nobody asked for
+        at that moment (the frontend speaks it like any other). Its id is the announcing item's, plus -later."""
+        after = max(0.0, float(later.after_s))
+        due = now + int(after * S_NS)
+        text = polish(later.text)
+        about = {"about": later.about, "wall_due": self.wall() + after}
+        lid = f"{item.id}-later"
+        added = self.store.add(WorkItem(lid, item.instruction, item.opened_ns, item.chunk_index, now,
+                                        due + int(self.s.ttl_s * S_NS), capability=item.capability,
+                                        arguments=json.dumps(about), continuation_of=item.id, not_before_ns=due,
+                                        later=text), now)
+        if added:
+            self.emit(m.WorkEvent(lid, S.QUEUED, f"due in {after:g} s", {"later_of": item.id, "due_ns": due,
+                                                                         "capability": item.capability}))
+
+    def _say_later(self, item: WorkItem, now: int) -> None:
+        self._move(item.id, S.RUNNING, "due", attempts=item.attempts + 1, started_ns=now)
+        self._complete(self.store.get(item.id) or item, Outcome(item.later), now)
+
+    def scheduled(self, capability: str) -> list[Scheduled]:
+        """`capability`'s words still waiting to be said, soonest first."""
+        with self.lock:
+            now = self.clock.now_ns()
+            out = [Scheduled(i.id, max(0.0, (i.not_before_ns - now) / S_NS), i.args.get("about", {}))
+                   for i in self.store.in_states([S.QUEUED]) if i.later and i.capability == capability]
+            return sorted(out, key=lambda sch: sch.due_in_s)
+
+    def unschedule(self, capability: str, work_id: str) -> bool:
+        with self.lock:
+            item = self.store.get(work_id)
+            if item is None or not item.later or item.capability != capability or item.state != S.QUEUED:
+                return False
+            return self.cancel(work_id, "cancelled by the user") == S.CANCELLED
 
     def _evidence(self, item: WorkItem) -> Evidence | None:
         if item.evidence and Path(item.evidence).is_file():
@@ -307,8 +352,8 @@ class Harness(ReturnSide):
         dropped = []
         with self.lock:
             for item in self.store.in_states([S.QUEUED, S.RUNNING, S.COMPLETED, S.DELIVERING, S.FAILED]):
-                if item.opened_ns >= heard_until_ns or item.capability not in self.s.stale_after_turn:
-                    continue
+                if item.opened_ns >= heard_until_ns or item.capability not in self.s.stale_after_turn or item.later:
+                    continue  # (words said later answer no question: a new one does not make them stale)
                 releases = [rid for rid, rel in self.inflight.items()
                             if rel["work_id"] == item.id and rel["kind"] != "progress"]
                 if any(self.inflight[rid]["started"] for rid in releases):

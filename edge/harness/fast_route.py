@@ -18,7 +18,7 @@ from edge.harness.time_elsewhere import zone_named
 
 # Capabilities only ever chosen by claim or by a model: the word score would pick them for any
 # instruction that mentions "time" or "current".
-_CLAIMING = frozenset({"general", "calculator", "clock"})
+_CLAIMING = frozenset({"general", "calculator", "clock", "timer"})
 MIN_SCORE = 3  # e.g. one tool-name word and one description word
 MARGIN = 2  # over the runner-up: a tie or a near tie is the model's to decide
 # Not "on" or "off": they name tools (HassTurnOn).

@@ -24,6 +24,7 @@ class ReturnSide:
     progress: dict[str, Candidate]
     inflight: dict[str, dict[str, Any]]  # release id -> {work_id, kind, released_ns, started, started_ns}
     duplicates: int
+    wall: Any  # () -> seconds on the machine's clock
     # --- return -------------------------------------------------------------------------------------
     def _candidate(self, item: WorkItem) -> Candidate:
         if item.state == S.FAILED:
@@ -34,7 +35,8 @@ class ReturnSide:
     def _asked_ns(self, work_id: str) -> int:
         """When the request was made, for work a new question makes stale (`stale_after_turn`); else -1."""
         item = self.store.get(work_id)
-        return item.opened_ns if item is not None and item.capability in self.s.stale_after_turn else -1
+        stale = item is not None and item.capability in self.s.stale_after_turn and not item.later
+        return item.opened_ns if stale else -1
 
     def boundary(self, idle: bool) -> Candidate | None:
         """A chunk boundary: release at most one ready result if the gate allows it now."""
@@ -156,11 +158,22 @@ class ReturnSide:
                     self._fail(item.id, "interrupted", None)
 
     # --- restart ----------------------------------------------------------------------------------------
+    def _anchor_laters(self, now: int) -> None:
+        """Words due later keep their due time on the machine's clock: a new session's clock starts again at
+        0, so the session time stored by an earlier session is set anew from it (a restart within the session
+        finds the same time)."""
+        for item in self.store.in_states([S.QUEUED]):
+            wall_due = item.args.get("wall_due") if item.later else None
+            if isinstance(wall_due, (int, float)):
+                due = now + int(max(0.0, wall_due - self.wall()) * 1e9)
+                self.store.update(item.id, not_before_ns=due, expires_ns=due + int(self.s.ttl_s * 1e9))
     def resume(self) -> dict[str, int]:
         """After a restart: running work starts again, released replies are offered again under the same id."""
         with self.lock:
             counts = {"requeued": 0, "rereleased": 0, "cancelled": 0}
             now = self.clock.now_ns()
+            if not self.clock.virtual:
+                self._anchor_laters(now)
             for item in self.store.in_states([S.RUNNING]):
                 self._move(item.id, S.QUEUED, "resumed after a harness restart")
                 counts["requeued"] += 1

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS items (
     notice_state TEXT NOT NULL DEFAULT '',
     releases INTEGER NOT NULL DEFAULT 0,
     evidence TEXT NOT NULL DEFAULT '',
-    updated_ns INTEGER NOT NULL DEFAULT 0
+    updated_ns INTEGER NOT NULL DEFAULT 0,
+    later TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS items_state ON items(state, notice_state);
 CREATE TABLE IF NOT EXISTS events (
@@ -77,6 +78,7 @@ class WorkItem:
     releases: int = 0  # times its result was handed to the frontend (a new id after an interrupt cut)
     evidence: str = ""  # path of the frozen evidence
     updated_ns: int = 0
+    later: str = ""  # words the harness says by itself when this item is due (not_before_ns): a timer's ring
 
     @property
     def args(self) -> dict[str, Any]:
@@ -131,6 +133,8 @@ class WorkStore:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable across a process kill
             db.executescript(SCHEMA)
+            if "later" not in {row[1] for row in db.execute("PRAGMA table_info(items)")}:
+                db.execute("ALTER TABLE items ADD COLUMN later TEXT NOT NULL DEFAULT ''")  # a store made before
             verdict = db.execute("PRAGMA quick_check").fetchone()[0]
             if verdict != "ok":
                 raise sqlite3.DatabaseError(f"damaged: {verdict}")

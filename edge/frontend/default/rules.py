@@ -1,7 +1,8 @@
 """Replies decided by rule before the decision model is asked, for what a 0.5B model gets wrong.
 
-- A sum, a unit conversion or a question for the clock: the delegate span alone, holding the words as
-  heard; the harness's calculator or clock answers, and that answer is spoken (the protocol's way).
+- A sum, a unit conversion, a question for the clock, or a timer or reminder to set, check or cancel: the
+  delegate span alone, holding the words as heard; the harness's calculator, clock or timer answers, and
+  that answer is spoken (the protocol's way). Left to the model, a timer is promised and never rings.
 - "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
 - A story, an explanation or a description (`at_length`): the model's own, told at length and never
   delegated; with the span allowed, the 0.5B model "looks up" a story and the helper refuses it.
@@ -13,6 +14,7 @@ import re
 from edge.clock_question import clock_question
 from edge.frontend.default import grammar as protocol
 from edge.spoken_math import work_out
+from edge.timer_words import timer_request
 
 _RECALL = re.compile(r"\b(what did i (just )?say|what was i (just )?saying|repeat what i (just )?said|"
                      r"what i just said)\b", re.I)
@@ -35,7 +37,7 @@ def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
 
     `said` is the user's words, protocol stripped; `history` ends with them.
     """
-    if work_out(said) or clock_question(said):
+    if timer_request(said) or work_out(said) or clock_question(said):
         return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
     if _RECALL.search(said):
         before = [text for role, text in history[:-1] if role == "user"]
