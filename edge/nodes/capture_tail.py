@@ -8,7 +8,8 @@ delegated request is open or the assistant's reply is unfinished: capture
 cuts silent chunks on (the frontend steps them, the harness releases the
 result at one, the voice says it) until the reply's turn has ended and every
 request seen is delivered (its speech played), cancelled, or failed with
-nothing left to say, or until `answer_wait_s` of session time has passed;
+nothing left to say (a timer it set included: its ring is owed too), or until `answer_wait_s` of session
+time has passed;
 then the end-of-input marker names in one sentence what was left
 unanswered. An answer the frontend has begun to say by then is not: the
 voice plays out all it was given after the input ends. A live microphone
@@ -18,6 +19,7 @@ On the virtual clock the silent chunks go as fast as the graph allows once
 every open answer is ready (releasing and speaking it depend on session time
 alone), but no faster than the real clock while some work still runs: that
 work takes wall time, and the wait is meant to give it `answer_wait_s` of it.
+A timer waiting to ring waits on session time alone, so it does not slow them.
 """
 from __future__ import annotations
 
@@ -43,6 +45,12 @@ class _Request:
     state: str = ""  # the newest work state heard ("" until the harness accepts it)
     notice: bool = True  # failed: whether a failure notice is still to be spoken
     speaking: bool = False  # the frontend has handed its answer to the voice (which plays it out)
+    later: bool = False  # words the harness says by itself when due (a timer's ring), owed to this request
+
+
+def _state_words(r: _Request) -> str:
+    return "the timer it set was not yet due" if r.later and r.state == "queued" else STATE_WORDS.get(r.state,
+                                                                                                        r.state)
 
 
 class AnswerWait:
@@ -74,6 +82,10 @@ class AnswerWait:
                 self.requests[msg.info["speaks_work"]].speaking = True
         elif isinstance(msg, m.DelegateRequest):
             self.requests.setdefault(msg.id, _Request(msg.instruction))
+        elif isinstance(msg, m.WorkEvent) and msg.info.get("later_of") in self.requests \
+                and msg.work_id not in self.requests:  # a timer the request set: its ring is owed too
+            self.requests[msg.work_id] = _Request(self.requests[msg.info["later_of"]].instruction, msg.state,
+                                                  later=True)
         elif isinstance(msg, m.WorkEvent) and msg.work_id in self.requests:
             req = self.requests[msg.work_id]
             req.state = msg.state
@@ -99,7 +111,8 @@ class AnswerWait:
             return WAIT  # what the last chunks delegated is not known yet
         self.decision_wait_since = None
         still = self.open()
-        missing = sum(self.announced.values()) - len(self.requests)  # decided on, request not heard yet
+        heard = sum(not r.later for r in self.requests.values())
+        missing = sum(self.announced.values()) - heard  # decided on, request not heard yet
         if not still and missing <= 0 and not self.replying:
             return END
         if (cut - self.file_chunks) * self.chunk_ns >= self.limit_ns:
@@ -107,7 +120,7 @@ class AnswerWait:
             if unsaid or missing > 0 or self.replying:
                 self.unanswered = self._sentence(unsaid, missing, self.replying)
             return END
-        if virtual and any(r.state in WORKING for r in still.values()) and \
+        if virtual and any(r.state in WORKING and not (r.later and r.state == "queued") for r in still.values()) and \
                 time.monotonic() - self.last_go < self.chunk_ns / 1e9:
             return WAIT  # work runs on the real clock: give it real time
         self.last_go = time.monotonic()
@@ -119,7 +132,7 @@ class AnswerWait:
         return now - self.decision_wait_since > DECISION_WAIT_S
 
     def _sentence(self, still: dict[str, _Request], missing: int, replying: bool) -> str:
-        parts = [f'"{r.instruction}" ({STATE_WORDS.get(r.state, r.state)})' for r in still.values()]
+        parts = [f'"{r.instruction}" ({_state_words(r)})' for r in still.values()]
         if missing > 0:
             parts.append(f"{missing} more the harness never heard of")
         what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -137,3 +137,44 @@ def test_cancel_work_on_the_bus_stops_a_running_subprocess_skill(tmp_path):
               and not msg.detail.startswith("routed")]
     assert states == ["queued", "running", "cancelling", "cancelled"]
     assert not [msg for _, msg in journal.messages(m.SpeakText) if msg.backend_id.startswith(row[0])]
+
+
+def test_kill_9_while_a_timer_waits_still_rings_once_at_its_due_time(tmp_path):
+    """A timer set for 8 s; the harness process is killed 3 s into the wait and restarted by the supervisor:
+    the ring is said once, at its due time (a countdown started again would ring 3 s and a restart late)."""
+    sf.write(tmp_path / "in.wav", np.zeros(16000 * 16, np.float32), 16000)
+    (tmp_path / "script.txt").write_text("1 delegate Set a timer for eight seconds.\n")
+    hdir = tmp_path / "harness"
+    cfg = SessionConfig(mic=str(tmp_path / "in.wav"), speaker="null", journal=str(tmp_path / "s.journal"),
+                        frontend=f"scripted:{tmp_path / 'script.txt'}", voice="null", chunk_ms=500, realtime=True,
+                        extra={"harness": {"dir": str(hdir)}})  # the default router: the timer claims it
+    sup = make_supervisor(cfg.as_dict(), ALL_NODES)
+    runner, report = run_in_background(sup)
+    killed = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and killed is None:
+        row = query(hdir / "work.sqlite", "SELECT id FROM items WHERE later != '' AND state = 'queued'")
+        if row:
+            time.sleep(3.0)  # well into the wait
+            killed = (row[0], sup.children["harness"].pid)
+            os.kill(killed[1], signal.SIGKILL)
+        time.sleep(0.05)
+    assert killed is not None, "the timer was never set"
+    runner.join(60)
+    assert not runner.is_alive()
+    r = report["r"]
+    assert r.ok, r.reason
+    assert r.restarts["harness"] == 1
+    ring_id = killed[0]
+    journal = Journal(tmp_path / "s.journal")
+    [due_ns] = [msg.info["due_ns"] for _, msg in journal.messages(m.WorkEvent) if msg.work_id == ring_id
+                and msg.state == "queued"]
+    rings = [(rec.env.t_ns, msg) for rec, msg in journal.messages(m.BackendResult) if msg.work_id == ring_id]
+    assert [msg.text for _, msg in rings] == ["Your 8-second timer is done."]
+    assert due_ns <= rings[0][0] < due_ns + 2_500_000_000, (rings[0][0] - due_ns) / 1e9
+    spoken = [msg.text for _, msg in journal.messages(m.SpeakText) if msg.backend_id.startswith(ring_id)]
+    assert spoken == ["Your 8-second timer is done."]
+    acks = [msg.text for _, msg in journal.messages(m.SpeakText) if msg.backend_id.startswith(ring_id[:-6] + ":")]
+    assert acks == ["Timer set for 8 seconds."]
+    assert len([msg for _, msg in journal.messages(m.Delivered) if msg.work_id == ring_id]) == 1
+    assert query(hdir / "work.sqlite", "SELECT state FROM items WHERE id = ?", ring_id) == ("delivered",)

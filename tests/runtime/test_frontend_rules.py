@@ -11,6 +11,15 @@ def test_a_sum_and_a_clock_question_become_a_span_the_harness_answers():
         assert parsed.instruction == said and parsed.speech == ""
 
 
+def test_a_timer_or_reminder_becomes_a_span_and_is_never_promised_by_the_model():
+    for said in ("Set a timer for two minutes, please.", "Remind me in ten minutes to check the oven.",
+                 "How long is left on my timer?", "Cancel the timer.", "Set a timer for banana minutes."):
+        parsed = protocol.parse(by_rule(said, [("user", said)]), finished=True)
+        assert parsed.instruction == said and parsed.speech == "", said
+    for said in ("How do I set a timer on my oven?", "My kitchen timer is broken."):
+        assert by_rule(said, [("user", said)]) is None, said
+
+
 def test_what_did_i_just_say_is_answered_from_the_history():
     history = [("user", "I am flying to Seoul tomorrow."), ("assistant", "Have a good flight."),
                ("user", "What did I just say?")]
