@@ -161,11 +161,11 @@ class ReturnSide:
     def _anchor_laters(self, now: int) -> None:
         """Words due later keep their due time on the machine's clock: a new session's clock starts again at
         0, so the session time stored by an earlier session is set anew from it (a restart within the session
-        finds the same time)."""
+        finds the same time). One due longer ago than ttl_s expires unsaid, as any stale result does."""
         for item in self.store.in_states([S.QUEUED]):
             wall_due = item.args.get("wall_due") if item.later else None
             if isinstance(wall_due, (int, float)):
-                due = now + int(max(0.0, wall_due - self.wall()) * 1e9)
+                due = now + int((wall_due - self.wall()) * 1e9)  # past due while off: said at once, if fresh
                 self.store.update(item.id, not_before_ns=due, expires_ns=due + int(self.s.ttl_s * 1e9))
     def resume(self) -> dict[str, int]:
         """After a restart: running work starts again, released replies are offered again under the same id."""

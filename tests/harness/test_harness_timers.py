@@ -120,6 +120,9 @@ def test_a_new_session_keeps_the_due_time_on_the_machines_clock(tmp_path):
     b.harness.settle()
     b.harness.poll()
     assert b.harness.store.get("w1-later").not_before_ns == 800 * SEC
+    ack = b.harness.boundary(idle=True)
+    b.harness.on_speak(ack.release_id)
+    b.harness.on_delivered("w1", ack.release_id)  # "Timer set for 5 minutes." was said in the first session
     b.close()
     wall[0] += 100  # 100 s later the device starts a new session, its clock at 0
     b2, _, _ = _build(tmp_path, Clock())
@@ -127,6 +130,17 @@ def test_a_new_session_keeps_the_due_time_on_the_machines_clock(tmp_path):
     b2.harness.resume()
     assert b2.harness.store.get("w1-later").not_before_ns == 200 * SEC
     b2.close()
+    wall[0] += 3600  # the next session starts an hour later: long past due, it is not said out of the blue
+    late, emit3 = Clock(), Emitted()
+    b3, _, _ = _build(tmp_path, late, emit3)
+    b3.harness.wall = lambda: wall[0]
+    b3.harness.resume()
+    for _ in range(3):
+        late.t += SEC
+        assert b3.harness.boundary(idle=True) is None
+    item = b3.harness.store.get("w1-later")
+    assert (item.state, item.reason) == (S.FAILED, "expired") and not emit3.results()
+    b3.close()
 
 
 def test_how_long_is_left_and_cancel(built):
