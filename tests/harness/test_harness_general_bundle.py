@@ -52,7 +52,7 @@ def test_a_bundle_session_answers_a_delegate_with_the_bundles_own_llm(bundle, tm
     built = build_harness(with_general_chat({}, session(bundle)), tmp_path, VirtualClock(), emitted.append)
     h = built.harness
     try:
-        assert h.registry.names() == ["general", "calculator", "clock"]  # the last two: every harness has them
+        assert h.registry.names() == ["general", "timer", "calculator", "clock"]  # every harness has the last three
         h.accept("w", "What should I pack for a trip to Paris?", 0, 0)
         for _ in range(600):
             h.settle()
