@@ -3,7 +3,10 @@
 Each transcript becomes one work item of the harness configured with
 `--harness` (the same router, tools and chat as a voice session), so "turn off
 the kitchen light" from a Home Assistant pipeline calls the same tool and is
-answered in the same words.
+answered in the same words. A timer is the exception: a Wyoming answer is one
+reply with no way to speak again later, so a timer set here would never ring;
+it is refused in words instead (Home Assistant's own timers, or the device's
+voice session, can keep one).
 """
 from __future__ import annotations
 
@@ -16,8 +19,11 @@ from typing import Any
 from edge.clock import MonotonicClock
 from edge.harness import states as S
 from edge.harness.assemble import build_harness
+from edge.timer_words import timer_request
 
 ANSWERED = (S.COMPLETED, S.DELIVERING, S.DELIVERED)
+NO_TIMERS = ("I can't keep a timer or a reminder through this connection, because I could not speak up when it is "
+             "due; use Home Assistant's own timers, or ask me in a voice session on the device.")
 
 
 class Conversation:
@@ -35,6 +41,8 @@ class Conversation:
 
     def answer(self, text: str) -> tuple[bool, str]:
         """(handled, what to say) for one transcript; blocks until the work item ends."""
+        if timer_request(text) is not None:
+            return False, NO_TIMERS
         h = self.built.harness
         with self._lock:
             work_id = f"wyoming-{self._stamp}-{next(self._ids)}"

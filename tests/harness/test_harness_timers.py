@@ -249,3 +249,17 @@ def test_a_timer_is_not_cut_by_the_capability_timeout_nor_by_a_stale_rule(tmp_pa
     assert [e.state for e in emit if isinstance(e, m.WorkEvent) and e.work_id == "w1-later"] == \
         [S.QUEUED, S.RUNNING, S.COMPLETED, S.DELIVERING, S.DELIVERED]
     built.close()
+
+
+def test_a_wyoming_transcript_never_sets_a_timer_it_could_not_ring(tmp_path):
+    """A Wyoming answer is one reply: a timer set there would never be heard ringing, so it is refused in words."""
+    from edge.wyoming.converse import Conversation
+
+    conversation = Conversation({"dir": str(tmp_path), "retries": 0})
+    try:
+        handled, text = conversation.answer("Set a timer for two minutes.")
+        assert not handled and text.startswith("I can't keep a timer") and text.count(".") == 1
+        assert conversation.answer("What is twelve times seven?") == (True, "12 times 7 is 84.")
+        assert not [i for i in conversation.built.harness.store.all() if i.later]
+    finally:
+        conversation.close()
