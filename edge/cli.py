@@ -102,7 +102,8 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--answer-wait", type=_seconds, default=None, metavar="SECONDS",
                      help="with a file as the microphone: after its end, keep listening to a quiet room up to "
                           "this many seconds of session time (default 30; with --fast alike) while the reply is "
-                          "unfinished or a delegated request still waits for its answer to be spoken; what is "
+                          "unfinished or a delegated request still waits for its answer to be spoken (a timer "
+                          "it set, for its ring: 'set a timer for two minutes' needs 130); what is "
                           "still unanswered then is named in one sentence on stderr and in the journal; 0 ends "
                           "the session at the file's end")
     run.add_argument("--max-seconds", type=float, help="stop the session after this long")
