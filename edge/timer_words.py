@@ -25,7 +25,8 @@ _SET_TIMER = re.compile(r"\b(set|start|make|create|put on|give me|need|want|begi
                         r"\btimer (?:for|of|on)\b")
 # "Set a time for two minutes": "timer" as a recognizer sometimes hears it, taken only with a duration.
 _SET_TIME = re.compile(r"\bset (?:a|the|me a) time for\b")
-_REMIND = re.compile(r"\b(remind (?:me|us)|(?:set|make|create|add|give me|i need|i want) (?:a |an )?reminder)\b")
+_REMIND = re.compile(r"\b(remind (?:me|us)(?! (?:what|who|whom|whose|how|where|why|which|of)\b)|"
+                     r"(?:set|make|create|add|give me|i need|i want) (?:a |an )?reminder)\b")
 _ALARM = re.compile(r"\b((?:set|make|create|start|put|need|want) (?:an |a |my |the )?alarm|alarm (?:for|at)|"
                     r"wake me(?: up)? (?:at|in))\b")
 _ALL = re.compile(r"\b(all|every|both)\b|\b(timers|reminders|alarms)\b")
@@ -72,7 +73,7 @@ def timer_request(text: str) -> TimerRequest | None:
     if _LEFT.search(low):
         return TimerRequest("left", what)
     seconds, unclear = duration(low)
-    at = clock_time_in(low) if seconds is None and not unclear else None
+    at = clock_time_in(low, bare=what == "alarm") if seconds is None and not unclear else None
     asked = _SET_TIMER.search(low) or _REMIND.search(low) or _ALARM.search(low) or \
         (seconds is not None and re.search(r"\btimer\b", low))  # "a five minute timer"
     if not asked and not (_SET_TIME.search(low) and seconds is not None):
@@ -137,17 +138,18 @@ def _amount_before(toks: list[tuple[str, object]], k: int) -> float | None:
     return None
 
 
-def clock_time_in(text: str) -> ClockTime | None:
-    """A clock time said after 'at' (or 'for', for an alarm): '7:30', '7 pm', 'seven thirty', 'noon', '19:45'."""
+def clock_time_in(text: str, bare: bool = False) -> ClockTime | None:
+    """A clock time said after 'at', 'for' or 'by': '7:30', '7 pm', 'seven thirty', 'noon', '19:45'; with
+    `bare` (an alarm: "an alarm for 7"), an hour alone too."""
     for m in re.finditer(r"\b(?:at|for|by)\s+", text):
         rest = text[m.end():]
-        got = _clock_at_start(rest)
+        got = _clock_at_start(rest, bare)
         if got is not None:
             return got
     return None
 
 
-def _clock_at_start(rest: str) -> ClockTime | None:
+def _clock_at_start(rest: str, bare: bool = False) -> ClockTime | None:
     if rest.startswith(("noon", "midday")):
         return ClockTime(12, 0, "pm")
     if rest.startswith("midnight"):
@@ -155,7 +157,7 @@ def _clock_at_start(rest: str) -> ClockTime | None:
     m = re.match(r"(\d{1,2})(?:[:.](\d{2}))?\b", rest)
     if m:
         hour, minute, after = int(m.group(1)), int(m.group(2) or 0), rest[m.end():]
-        if m.group(2) is None and not _MERIDIEM.match(after):
+        if m.group(2) is None and not _MERIDIEM.match(after) and not bare:
             return None  # "at 7" alone could be anything; "at 7 pm", "at 7 o'clock", "at 7:30" are times
     else:
         words = re.findall(r"[a-z']+", rest)
@@ -170,7 +172,7 @@ def _clock_at_start(rest: str) -> ClockTime | None:
             if got is not None and 0 < got[0] < 60:
                 minute, consumed = int(got[0]), " ".join(words[:got[1]])
         after = rest[len(consumed):] if rest.startswith(consumed) else rest
-        if minute == 0 and not _MERIDIEM.match(after):
+        if minute == 0 and not _MERIDIEM.match(after) and not bare:
             return None  # "at seven" alone: too easily something else ("at seven years old")
     if hour > 23 or minute > 59:
         return None

@@ -167,6 +167,7 @@ class ReturnSide:
             if isinstance(wall_due, (int, float)):
                 due = now + int((wall_due - self.wall()) * 1e9)  # past due while off: said at once, if fresh
                 self.store.update(item.id, not_before_ns=due, expires_ns=due + int(self.s.ttl_s * 1e9))
+
     def resume(self) -> dict[str, int]:
         """After a restart: running work starts again, released replies are offered again under the same id."""
         with self.lock:

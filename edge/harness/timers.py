@@ -94,7 +94,8 @@ class TimerCapability:
         if req.unclear:
             raise CapabilityError(f"I can't tell how long '{req.unclear}' is; {HOW}")
         if req.seconds is None and req.at is None:
-            what = "when to remind you" if req.what == "reminder" else f"how long the {req.what} should be"
+            what = {"reminder": "when to remind you", "alarm": "what time to set the alarm for"}.get(
+                req.what, "how long the timer should be")
             raise CapabilityError(f"I didn't hear {what}; {HOW}")
         if req.at is not None:
             return self._at(req)

@@ -8,9 +8,8 @@ delegated request is open or the assistant's reply is unfinished: capture
 cuts silent chunks on (the frontend steps them, the harness releases the
 result at one, the voice says it) until the reply's turn has ended and every
 request seen is delivered (its speech played), cancelled, or failed with
-nothing left to say (a timer it set included: its ring is owed too), or until `answer_wait_s` of session
-time has passed;
-then the end-of-input marker names in one sentence what was left
+nothing left to say (the ring of a timer it set is owed too), or until
+`answer_wait_s` of session time has passed; then the end-of-input marker names in one sentence what was left
 unanswered. An answer the frontend has begun to say by then is not: the
 voice plays out all it was given after the input ends. A live microphone
 never ends, so none of this applies to it.
@@ -47,10 +46,14 @@ class _Request:
     speaking: bool = False  # the frontend has handed its answer to the voice (which plays it out)
     later: bool = False  # words the harness says by itself when due (a timer's ring), owed to this request
 
+    @property
+    def due_later(self) -> bool:
+        """A timer's ring not yet due: it waits on session time, not on work that takes wall time."""
+        return self.later and self.state == "queued"
+
 
 def _state_words(r: _Request) -> str:
-    return "the timer it set was not yet due" if r.later and r.state == "queued" else STATE_WORDS.get(r.state,
-                                                                                                        r.state)
+    return "the timer it set was not yet due" if r.due_later else STATE_WORDS.get(r.state, r.state)
 
 
 class AnswerWait:
@@ -120,7 +123,7 @@ class AnswerWait:
             if unsaid or missing > 0 or self.replying:
                 self.unanswered = self._sentence(unsaid, missing, self.replying)
             return END
-        if virtual and any(r.state in WORKING and not (r.later and r.state == "queued") for r in still.values()) and \
+        if virtual and any(r.state in WORKING and not r.due_later for r in still.values()) and \
                 time.monotonic() - self.last_go < self.chunk_ns / 1e9:
             return WAIT  # work runs on the real clock: give it real time
         self.last_go = time.monotonic()

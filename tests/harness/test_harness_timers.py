@@ -203,8 +203,10 @@ def test_the_words_are_read_as_people_say_them():
     assert timer_request("Wake me up at seven thirty in the morning.").at == ClockTime(7, 30, "am")
     assert timer_request("How much time is left on the timer?").kind == "left"
     assert timer_request("Cancel all my timers.").every
+    assert timer_request("Set an alarm for 7.").at == ClockTime(7, 0, "")
     for text in ("What time is it?", "How do I set a timer on my oven?", "What is twelve times seven?",
-                 "My kitchen timer is broken.", "Set a time for the meeting."):
+                 "My kitchen timer is broken.", "Set a time for the meeting.", "Remind me what we talked about.",
+                 "Can you remind me who wrote Hamlet?"):
         assert timer_request(text) is None, text
     assert say_duration(90) == "90 seconds" and say_duration(5400) == "1 hour and 30 minutes"
 
@@ -263,3 +265,29 @@ def test_a_wyoming_transcript_never_sets_a_timer_it_could_not_ring(tmp_path):
         assert not [i for i in conversation.built.harness.store.all() if i.later]
     finally:
         conversation.close()
+
+
+def test_a_file_session_waits_for_the_ring_on_session_time_and_names_one_not_yet_due(built):
+    """After a file's end, capture listens on for a timer's ring as for any answer owed; on the virtual clock
+    without pacing to the real one (nothing runs), and past --answer-wait it says the timer was not yet due."""
+    from edge.nodes.capture_tail import END, GO, AnswerWait
+
+    b, clock, emit = built
+    b.harness.accept("w1", "Set a timer for two minutes.", 0, 0)
+    listen(b.harness, clock, 2)
+    wait = AnswerWait(30.0, SEC)
+    wait.hear(m.ChunkDecision(index=0, control="listen", delegates=1, turn_end=True))
+    wait.hear(m.DelegateRequest("w1", "Set a timer for two minutes.", 0, 0))
+    for e in emit:
+        if isinstance(e, m.WorkEvent):
+            wait.hear(e)
+    assert set(wait.open()) == {"w1-later"}  # the answer was said; its ring is still owed
+
+    def cut(n: int) -> str:  # chunk n-1 decided (a quiet listen), then capture asks whether to cut chunk n
+        wait.hear(m.ChunkDecision(index=n - 1, control="listen"))
+        return wait.after_file(n, virtual=True)
+
+    assert [cut(n) for n in (1, 2, 3)] == [GO, GO, GO]  # at once: no pacing to the real clock
+    assert cut(31) == END
+    assert wait.unanswered.startswith('the answer to "Set a timer for two minutes." (the timer it set was not yet '
+                                      'due) was not spoken within 30 s')
