@@ -266,7 +266,10 @@ class Harness(ReturnSide):
         due = now + int(after * S_NS)
         text = polish(later.text)
         about = {"about": later.about, "wall_due": self.wall() + after}
-        lid = f"{item.id}-later"
+        lid, n = f"{item.id}-later", 1
+        while (other := self.store.get(lid)) is not None and not (other.later and other.continuation_of == item.id):
+            n += 1  # a delegate's id already took the name: the next free one (the same one on a re-run)
+            lid = f"{item.id}-later{n}"
         added = self.store.add(WorkItem(lid, item.instruction, item.opened_ns, item.chunk_index, now,
                                         due + int(self.s.ttl_s * S_NS), capability=item.capability,
                                         arguments=json.dumps(about), continuation_of=item.id, not_before_ns=due,

@@ -10,6 +10,7 @@ from edge import messages as m
 from edge.clock import VirtualClock
 from edge.harness import states as S
 from edge.harness.assemble import build_harness
+from edge.harness.capability import Later
 from edge.harness.fast_route import FastRouter
 from edge.harness.router import Choice
 from edge.harness.timers import TimerCapability, say_duration, seconds_until
@@ -291,3 +292,18 @@ def test_a_file_session_waits_for_the_ring_on_session_time_and_names_one_not_yet
     assert cut(31) == END
     assert wait.unanswered.startswith('the answer to "Set a timer for two minutes." (the timer it set was not yet '
                                       'due) was not spoken within 30 s')
+
+
+def test_the_ring_gets_a_name_of_its_own_and_is_stored_once(built):
+    """A delegate already named like a ring does not take the ring's place; a task run again after a crash
+    between storing the ring and its answer stores the ring once."""
+    b, clock, emit = built
+    h = b.harness
+    h.accept("t-later", "What is the capital of France?", 0, 0)
+    h.accept("t", "Set a timer for ten seconds.", 0, 1)
+    got = listen(h, clock, 14)
+    assert sorted(r.text for _, r in got) == ["Paris is the capital of France.", "Timer set for 10 seconds.",
+                                              "Your 10-second timer is done."]
+    assert h.store.get("t-later2").later == "Your 10-second timer is done."
+    h._schedule(h.store.get("t"), Later(10, "Your 10-second timer is done."), clock.now_ns())  # the re-run
+    assert [i.id for i in h.store.all() if i.later] == ["t-later2"]
