@@ -115,7 +115,8 @@ class TimerCapability:
                            later=Later(seconds, f"This is your reminder from {span} ago.", about))
         name = timer_name(seconds)
         if req.what == "alarm":
-            return Outcome(f"Alarm set for {span} from now.", later=Later(seconds, f"Your {span} alarm is up.", about))
+            return Outcome(f"Alarm set for {span} from now.",
+                           later=Later(seconds, f"This is your alarm, set {span} ago.", about))
         return Outcome(f"Timer set for {span}.", later=Later(seconds, f"Your {name} is done.", about))
 
     def _at(self, req: TimerRequest) -> Outcome:
@@ -144,7 +145,11 @@ class TimerCapability:
         waiting = ctx.scheduled()
         if not waiting:
             return "There is no timer or reminder to cancel."
-        chosen = waiting if req.every else _named(waiting, req.what, said)[:1]  # else the one due soonest
+        chosen = waiting if req.every else _named(waiting, req.what, said)[:1]  # the named one due soonest
+        if not chosen:
+            kept = _name(waiting[0].about)
+            return f"There is no {req.what} to cancel; {kept} is still set." if len(waiting) == 1 else \
+                f"There is no {req.what} to cancel; {len(waiting)} others are still set."
         gone = [s for s in chosen if ctx.unschedule(s.work_id)]
         if not gone:
             return "It had already gone off; there is nothing left to cancel."
@@ -157,11 +162,11 @@ class TimerCapability:
 
 
 def _named(waiting: list[Scheduled], what: str, said: str) -> list[Scheduled]:
-    """The ones the words name: by what they remind of ("cancel the oven reminder"), else by kind, else all."""
+    """The ones the words name: by what they remind of ("cancel the oven reminder"), else by kind."""
     heard = set(said.lower().split())
     by_task = [s for s in waiting if heard & set(str(s.about.get("task", "")).lower().split()) - _LITTLE]
     by_kind = [s for s in waiting if s.about.get("what") == what]
-    return by_task or by_kind or waiting
+    return by_task or by_kind
 
 
 _LITTLE = frozenset("the a an to my your of in on at for and".split())

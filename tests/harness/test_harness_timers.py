@@ -157,6 +157,9 @@ def test_how_long_is_left_and_cancel(built):
     h.accept("w4", "Cancel the timer.", clock.now_ns(), 3)
     [(_, gone)] = listen(h, clock, 2)
     assert gone.text == "I've cancelled the 5-minute timer. 1 more is still set."
+    h.accept("w4b", "Cancel the timer.", clock.now_ns(), 4)  # a reminder is not what was asked to go
+    [(_, kept)] = listen(h, clock, 2)
+    assert kept.text == "There is no timer to cancel; your reminder to call Ana is still set."
     h.accept("w5", "Cancel the reminder to call Ana.", clock.now_ns(), 4)
     [(_, gone)] = listen(h, clock, 2)
     assert gone.text == "I've cancelled the reminder to call Ana."
