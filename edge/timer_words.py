@@ -29,6 +29,7 @@ _REMIND = re.compile(r"\b(remind (?:me|us)(?! (?:what|who|whom|whose|how|where|w
                      r"(?:set|make|create|add|give me|i need|i want) (?:a |an )?reminder)\b")
 _ALARM = re.compile(r"\b((?:set|make|create|start|put|need|want) (?:an |a |my |the )?alarm|alarm (?:for|at)|"
                     r"wake me(?: up)? (?:at|in))\b")
+_MIN_SEC = re.compile(r"\b(?:for|of) (\d{1,2}):([0-5]\d)\b(?!\s*(?:a\.?\s?m|p\.?\s?m|in the|at night|tonight))")
 _ALL = re.compile(r"\b(all|every|both)\b|\b(timers|reminders|alarms)\b")
 # Words that swap when a request is said back: "remind me to call my mother" -> "call your mother".
 _SWAP = {"me": "you", "my": "your", "i": "you", "myself": "yourself", "mine": "yours", "i'm": "you're",
@@ -73,6 +74,9 @@ def timer_request(text: str) -> TimerRequest | None:
     if _LEFT.search(low):
         return TimerRequest("left", what)
     seconds, unclear = duration(low)
+    mss = _MIN_SEC.search(low) if what == "timer" else None
+    if seconds is None and mss:  # a kitchen timer "for 7:30" runs seven and a half minutes
+        seconds = 60.0 * int(mss.group(1)) + int(mss.group(2))
     at = clock_time_in(low, bare=what == "alarm") if seconds is None and not unclear else None
     asked = _SET_TIMER.search(low) or _REMIND.search(low) or _ALARM.search(low) or \
         (seconds is not None and re.search(r"\btimer\b", low))  # "a five minute timer"

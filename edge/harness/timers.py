@@ -125,10 +125,12 @@ class TimerCapability:
         seconds = seconds_until(req.at, now)
         when = clock_time((now + timedelta(seconds=seconds)).time())
         about = {"what": req.what, "seconds": seconds, "at": when, "task": req.task}
+        if req.what == "reminder" and req.task:
+            return Outcome(f"I'll remind you to {req.task} at {when}.",
+                           later=Later(seconds, f"It's {when}: time to {req.task}.", about))
         if req.what == "reminder":
-            task = req.task or "do what you asked me to remind you of"
-            return Outcome(f"I'll remind you to {task} at {when}." if req.task else f"I'll remind you at {when}.",
-                           later=Later(seconds, f"It's {when}: time to {task}.", about))
+            return Outcome(f"I'll remind you at {when}.", later=Later(seconds, f"It's {when}; this is your reminder.",
+                                                                        about))
         return Outcome(f"{req.what.capitalize()} set for {when}.",
                        later=Later(seconds, f"It's {when}; this is your {req.what}.", about))
 

@@ -73,9 +73,8 @@ def test_a_question_asked_meanwhile_does_not_cancel_it(built):
     h = b.harness
     h.accept("w1", "Remind me in ten seconds to check the oven.", 0, 0)
     assert [r.text for _, r in listen(h, clock, 2)] == ["I'll remind you to check the oven in 10 seconds."]
-    h.new_turn(clock.now_ns())  # the user asks something else: general work before it would be stale
-    h.accept("w2", "What is the capital of France?", clock.now_ns(), 3)
-    h.new_turn(clock.now_ns() + 1)
+    h.new_turn(clock.now_ns())  # the user asks something else (the harness node calls this): what general work
+    h.accept("w2", "What is the capital of France?", clock.now_ns(), 3)  # was open before it would be stale
     got = listen(h, clock, 12)
     assert [r.text for _, r in got] == ["Paris is the capital of France.", "It's time to check the oven."]
     assert 10 <= got[1][0] <= 12
@@ -197,6 +196,7 @@ def test_the_words_are_read_as_people_say_them():
         "Set a 5-minute timer.": 300, "Set a timer for 2 minutes 30 seconds.": 150,
         "Set a timer for an hour and ten minutes.": 4200, "Set a timer for one hundred and twenty seconds.": 120,
         "Remind me to check my oven in a quarter of an hour.": 900, "Set a time for two minutes.": 120,
+        "Set a timer for 7:30.": 450,
     }
     for text, seconds in cases.items():
         req = timer_request(text)
