@@ -11,6 +11,15 @@ def test_a_sum_and_a_clock_question_become_a_span_the_harness_answers():
         assert parsed.instruction == said and parsed.speech == ""
 
 
+def test_weather_prices_and_traffic_are_delegated_instead_of_made_up():
+    # The 0.5B model answered these itself: "Madrid is currently experiencing a mild breeze and sunny weather.",
+    # "Bitcoin is currently trading at around $0.125 per Bitcoin.", "The traffic on the M25 is generally moderate".
+    for said in ("What's the weather going to be like in Madrid tomorrow?", "How much does a bitcoin cost right now?",
+                 "What's the traffic like on the M25?", "Will it snow in Denver this weekend?"):
+        parsed = protocol.parse(by_rule(said, [("user", said)]), finished=True)
+        assert parsed.instruction == said and parsed.speech == "", said
+
+
 def test_what_did_i_just_say_is_answered_from_the_history():
     history = [("user", "I am flying to Seoul tomorrow."), ("assistant", "Have a good flight."),
                ("user", "What did I just say?")]

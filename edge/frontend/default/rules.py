@@ -2,6 +2,8 @@
 
 - A sum, a unit conversion or a question for the clock: the delegate span alone, holding the words as
   heard; the harness's calculator or clock answers, and that answer is spoken (the protocol's way).
+- Weather, news, prices, scores or traffic: the same, so the harness answers from a live source when it has
+  one and says it has none otherwise; the 0.5B model makes them up ("a bitcoin trades at around $0.125").
 - "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
 - A story, an explanation or a description (`at_length`): the model's own, told at length and never
   delegated; with the span allowed, the 0.5B model "looks up" a story and the helper refuses it.
@@ -12,6 +14,7 @@ import re
 
 from edge.clock_question import clock_question
 from edge.frontend.default import grammar as protocol
+from edge.live_facts import live_topic
 from edge.spoken_math import work_out
 
 _RECALL = re.compile(r"\b(what did i (just )?say|what was i (just )?saying|repeat what i (just )?said|"
@@ -35,7 +38,7 @@ def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
 
     `said` is the user's words, protocol stripped; `history` ends with them.
     """
-    if work_out(said) or clock_question(said):
+    if work_out(said) or clock_question(said) or live_topic(said):
         return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
     if _RECALL.search(said):
         before = [text for role, text in history[:-1] if role == "user"]

@@ -1,16 +1,22 @@
-"""Requests whose answer changes by the hour (weather, news, prices, scores, traffic): a local chat model has no
-way to know them and makes them up, so the general capability says so instead of asking it."""
+"""Requests whose answer changes by the hour (weather, news, prices, scores, traffic).
+
+A local chat model has no way to know them and makes them up ("Madrid is currently experiencing a mild
+breeze"): the embedded default delegates them by rule, and the harness's general capability says it cannot
+know them unless a skill or a server with a live source takes them.
+"""
 from __future__ import annotations
 
 import re
 
 # Each topic and how it is named in the sentence said back.
 _TOPICS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), name) for p, name in (
-    (r"\bweather (like|in|at|outside|today|tomorrow|tonight|now|this)\b|\bweather for (today|tomorrow|tonight|the "
-     r"week)|\b(the|today'?s|tomorrow'?s) weather\s*[?.!]?$|\bforecast\b|\b(is it|will it) (rain|snow)", "the weather"),
+    (r"\bweather (like|in|at|outside|today|tomorrow|tonight|now|this|going|be|doing)\b|"
+     r"\bweather for (today|tomorrow|tonight|the week)|\b(the|today'?s|tomorrow'?s) weather\s*[?.!]?$|\bforecast\b|\b(is it|will it) (rain|snow)", "the weather"),
     (r"\b(today'?s|latest|the) (news|headlines)\s*[?.!]?$|\bnews (today|tonight|this morning)\b|\bin the news\b",
      "the news"),
-    (r"\b(stock|share|bitcoin|crypto) (price|prices)\b|\bexchange rate\b|\bprice of (gold|oil|bitcoin)\b",
+    (r"\b(stock|share|bitcoin|crypto) (price|prices)\b|\bexchange rate\b|\bprice of (gold|oil|bitcoin)\b|"
+     r"\b(bitcoin|ethereum|gold|oil|petrol|gas|shares?|stocks?) (cost|costs|worth|trading|trade)\b|"
+     r"\bhow much is (a |an |one )?(bitcoin|ethereum|ounce of gold|barrel of oil)\b",
      "prices"),
     (r"\b(score|result)s? of (the|last|tonight|today)|\bwho (won|is winning) (the|last|today|tonight)\b",
      "scores"),
