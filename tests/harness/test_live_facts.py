@@ -8,7 +8,7 @@ import pytest
 from edge.harness.capability import RunContext
 from edge.harness.chat import EmbeddedChat
 from edge.harness.general import GeneralCapability
-from edge.harness.live_facts import live_topic
+from edge.live_facts import live_topic
 
 
 def _ctx(instruction: str) -> RunContext:
@@ -23,6 +23,11 @@ def _ctx(instruction: str) -> RunContext:
     ("What is the exchange rate of the euro to the yen?", "prices"),
     ("Who won the match last night?", "scores"),
     ("How is the traffic on the ring road now?", "traffic and travel"),
+    ("What's the weather going to be like in Madrid tomorrow?", "the weather"),
+    ("How much does a bitcoin cost right now?", "prices"),
+    ("What is gold trading at today?", "prices"),
+    ("Is it going to rain in Oslo this afternoon?", "the weather"),
+    ("Who won the rugby today?", "scores"),
 ])
 def test_live_requests_are_answered_honestly_without_asking_a_model(request_, topic):
     local = EmbeddedChat()  # loaded only when asked: these requests never load it
@@ -35,7 +40,8 @@ def test_live_requests_are_answered_honestly_without_asking_a_model(request_, to
 @pytest.mark.parametrize("request_", [
     "Describe your ideal weather for a picnic.", "What is the boiling temperature of water?",
     "Tell me a story about a news reporter and her dog.", "Who wrote Pride and Prejudice?",
-    "Explain how a stock market works.",
+    "Explain how a stock market works.", "What does good weather look like for sailing?",
+    "How much does a bicycle cost to build?", "Who won the World Cup in 1966?",
 ])
 def test_other_requests_are_not_taken_for_live_ones(request_):
     assert live_topic(request_) is None

@@ -20,6 +20,15 @@ def test_a_timer_or_reminder_becomes_a_span_and_is_never_promised_by_the_model()
         assert by_rule(said, [("user", said)]) is None, said
 
 
+def test_weather_prices_and_traffic_are_delegated_instead_of_made_up():
+    # The 0.5B model answered these itself: "Madrid is currently experiencing a mild breeze and sunny weather.",
+    # "Bitcoin is currently trading at around $0.125 per Bitcoin.", "The traffic on the M25 is generally moderate".
+    for said in ("What's the weather going to be like in Madrid tomorrow?", "How much does a bitcoin cost right now?",
+                 "What's the traffic like on the M25?", "Will it snow in Denver this weekend?"):
+        parsed = protocol.parse(by_rule(said, [("user", said)]), finished=True)
+        assert parsed.instruction == said and parsed.speech == "", said
+
+
 def test_what_did_i_just_say_is_answered_from_the_history():
     history = [("user", "I am flying to Seoul tomorrow."), ("assistant", "Have a good flight."),
                ("user", "What did I just say?")]

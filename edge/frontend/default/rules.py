@@ -3,6 +3,8 @@
 - A sum, a unit conversion, a question for the clock, or a timer or reminder to set, check or cancel: the
   delegate span alone, holding the words as heard; the harness's calculator, clock or timer answers, and
   that answer is spoken (the protocol's way). Left to the model, a timer is promised and never rings.
+- Weather, news, prices, scores or traffic: the same, so the harness answers from a live source when it has
+  one and says it has none otherwise; the 0.5B model makes them up ("a bitcoin trades at around $0.125").
 - "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
 - A story, an explanation or a description (`at_length`): the model's own, told at length and never
   delegated; with the span allowed, the 0.5B model "looks up" a story and the helper refuses it.
@@ -13,6 +15,7 @@ import re
 
 from edge.clock_question import clock_question
 from edge.frontend.default import grammar as protocol
+from edge.live_facts import live_topic
 from edge.spoken_math import work_out
 from edge.timer_words import timer_request
 
@@ -37,7 +40,7 @@ def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
 
     `said` is the user's words, protocol stripped; `history` ends with them.
     """
-    if timer_request(said) or work_out(said) or clock_question(said):
+    if timer_request(said) or work_out(said) or clock_question(said) or live_topic(said):
         return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
     if _RECALL.search(said):
         before = [text for role, text in history[:-1] if role == "user"]
