@@ -24,7 +24,9 @@ def print_summary(journal_path: str, report: SessionReport, speaker: str | None)
         if isinstance(msg, m.ChunkDecision):
             rtfs.append(msg.rtf)
             if msg.user_text:
-                say(f"{t}  user:      {msg.user_text}")
+                # Words judged while the assistant spoke are a few hundred ms of an overlap, not a turn of their own.
+                over = "  (heard over the reply)" if "barge_in" in (msg.info or {}) else ""
+                say(f"{t}  user:      {msg.user_text}{over}")
         elif isinstance(msg, m.SpeakText):
             say(f"{t}  assistant: {msg.text}")
         elif isinstance(msg, m.DelegateRequest):
