@@ -62,9 +62,17 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", low).strip()
 
 
+# "How long is left?" right after a timer is set names none: said to a voice assistant, it asks about one.
+_BARE_LEFT = re.compile(r"^(?:and |so |okay |ok |um |hey )?how (?:long|much time|many minutes|many seconds) "
+                        r"(?:is |are |have i got |do i have |do we have |is there |'s )?(?:left|remaining|to go)"
+                        r"(?: now| on (?:it|that|this))?\s*[?.!]*$")
+
+
 def timer_request(text: str) -> TimerRequest | None:
     """What the words ask of a timer, a reminder or an alarm; None when they are not about one."""
     low = _clean(text)
+    if _BARE_LEFT.search(low):
+        return TimerRequest("left", "timer")
     if not re.search(rf"\b{_NOUN}|\bremind (?:me|us)\b|\bwake me\b|{_SET_TIME.pattern}", low) or _HOW_TO.search(low):
         return None
     what = "reminder" if re.search(r"\bremind", low) else "alarm" if re.search(r"\balarm|\bwake me\b", low) \

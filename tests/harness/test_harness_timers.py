@@ -206,11 +206,15 @@ def test_the_words_are_read_as_people_say_them():
     assert timer_request("Remind me at 7:30 to call Ana.").at == ClockTime(7, 30, "")
     assert timer_request("Wake me up at seven thirty in the morning.").at == ClockTime(7, 30, "am")
     assert timer_request("How much time is left on the timer?").kind == "left"
+    # Said right after setting one, with no timer named: the model answered by repeating the acknowledgement.
+    for text in ("How long is left?", "And how many minutes are left?", "How long have I got left?"):
+        assert timer_request(text).kind == "left", text
     assert timer_request("Cancel all my timers.").every
     assert timer_request("Set an alarm for 7.").at == ClockTime(7, 0, "")
     for text in ("What time is it?", "How do I set a timer on my oven?", "What is twelve times seven?",
                  "My kitchen timer is broken.", "Set a time for the meeting.", "Remind me what we talked about.",
-                 "Can you remind me who wrote Hamlet?"):
+                 "Can you remind me who wrote Hamlet?", "How long is the river Nile?",
+                 "How long is left in the match tonight?"):
         assert timer_request(text) is None, text
     assert say_duration(90) == "90 seconds" and say_duration(5400) == "1 hour and 30 minutes"
 

@@ -236,3 +236,25 @@ def test_voice_after_the_endpoint_drops_the_words_made_there(frontend):
     assert not outs[at].text
     heard = [o.user_text for o in outs if o.user_text]
     assert heard and "capital" in heard[0].lower() and len(heard[0].split()) >= 5, heard
+
+
+def test_a_sum_answered_by_the_harness_is_the_assistants_turn_and_the_next_question_is_answered_itself(frontend):
+    """A rule's bare span stays out of the model's history: kept there, the 0.5B model delegated what came next
+    and said the last answer again in place of a reply."""
+    feed = Feed(frontend)
+    feed.k = 700
+    feed.run(np.zeros(16000 * 20, np.float32))
+    sum_, _ = spoken.timeline([(0.2, "What is twelve times seven?")], 3.0)
+    outs = feed.run(sum_)
+    outs += feed.run(np.zeros(16000, np.float32))
+    assert any(o.delegates and o.info.get("by_rule") for o in outs), [o.user_text for o in outs]
+    frontend.deliver(ResultToSay("sum1", "12 times 7 is 84."))
+    outs = feed.run(np.zeros(16000 * 4, np.float32))
+    assert any(o.backend_id == "sum1" for o in outs)
+    assert frontend.history[-1] == ("assistant", "12 times 7 is 84.")
+    assert not any(role == "assistant" and "twelve times seven" in said.lower() for role, said in frontend.history)
+    # With the span in its history, the model delegated this one and said "Okay." (tried as text, greedy).
+    question, _ = spoken.timeline([(0.2, "Thanks. Who painted the Mona Lisa?")], 3.0)
+    outs = feed.run(question) + feed.run(np.zeros(16000 * 6, np.float32))
+    reply = " ".join(o.text for o in outs if o.text)
+    assert not any(o.delegates for o in outs) and "vinci" in reply.lower() and "84" not in reply, reply

@@ -578,6 +578,12 @@ class DefaultFrontend(Frontend):
     def _remember_reply(self) -> None:
         assert self.reply is not None
         text = self.reply.stream.text.strip()
+        if isinstance(self.reply.stream, FixedStream) and not protocol.parse(text, finished=True).speech:
+            # A rule's bare span is not the model's words: kept in its history, it taught the 0.5B model to
+            # delegate whatever came next and to say the last answer again ("How long is left?" got "I'll remind
+            # you to take the pizza out in 20 seconds."). The answer, once spoken, is the assistant's turn.
+            self.warm = False
+            return
         if len(text) > HISTORY_CHARS:
             # A story told at length is kept in the history by its first sentences: the whole of it would make
             # every prefill after a trim of the history (and after a restart) cost minutes on a busy machine.
