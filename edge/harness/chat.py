@@ -62,6 +62,9 @@ class OpenAIChat:
             raise CapabilityError("the model server's reply has no message in it") from None
 
 
+PLAIN_SPEECH = r"root ::= [^\n*#`|<>]{1,1500}"  # a local model's answer is read aloud: one paragraph, no markup
+
+
 class LocalChat:
     """A GGUF chat model in llama.cpp, loaded on first use; one request at a time."""
 
@@ -75,6 +78,12 @@ class LocalChat:
         self._llm = None
         self._lock = threading.Lock()
 
+    def _speech(self):
+        """Plain speech only: asked for no lists, the 0.5B model still wrote "Ingredients:" and a list, which
+        polishing left as "... restaurant:. Ingredients:." (lines, list marks and markup cannot be said)."""
+        from llama_cpp import LlamaGrammar
+        return LlamaGrammar.from_string(PLAIN_SPEECH, verbose=False)
+
     def llm(self):
         if self._llm is None:
             from llama_cpp import Llama
@@ -83,7 +92,8 @@ class LocalChat:
 
     def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str:
         with self._lock:
-            out = self.llm().create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.3)
+            out = self.llm().create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.3,
+                                                    grammar=self._speech())
         text = str(out["choices"][0]["message"]["content"] or "")
         return THINKING.sub("", text).strip()  # a reasoning model's private thoughts are not the answer
 

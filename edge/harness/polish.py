@@ -73,9 +73,16 @@ def readable_numbers(text: str) -> str:
     return text.replace("&", " and ").replace("+/-", " plus or minus ").replace("~", " about ")
 
 
+# Pictographs (emoji, dingbats and their joiners) have no words: a voice says nothing useful for them.
+_PICTOGRAPHS = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+")
+# A chat model's opening of a reply, a sentence of its own: with at most three sentences said, it took one of them.
+_OPENER = re.compile(r"^(?:certainly|sure|of course|absolutely|great question|good question)[!.,]\s+(?=\S)", re.I)
+
+
 def polish(text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> str:
     """Speakable text: protocol tokens and markup removed, at most `max_sentences`, about `max_chars`."""
     text = strip_markup(say_text(strip_protocol_tokens(text)))
+    text = _OPENER.sub("", _PICTOGRAPHS.sub(" ", text).strip())
     text = readable_numbers(text)
     text = re.sub(r"\s*\n\s*", ". ", text.strip())
     text = re.sub(r"\s+", " ", text)
