@@ -29,9 +29,9 @@ from export.train.model import Venus
 from export.train.pretrain import pretrain_audio, pretrain_vision
 from export.train.sequence import IGNORE, KINDS, Tokens
 from export.train.session import FRAME_SIZES, Mix, make_session
-from export.train.voices import TRAIN_VOICES, ClipBank
+from export.train.voices import TRAIN_VOICES, ClipBank, shifted_voices
 
-VARIANT_DEFAULTS = ("asked_weight", "answer_weight", "frame_pool")  # settings whose -1 means DEFAULTS[variant]
+VARIANT_DEFAULTS = ("asked_weight", "answer_weight", "frame_pool", "shifted")  # settings whose -1 means DEFAULTS[variant]
 HELDOUT_STREAM = 999_983  # the seed stream of held-out evaluation sessions (training uses the step numbers)
 
 
@@ -64,6 +64,9 @@ class TrainSettings:
     # Omni: training sessions show scenes from a pool of this many (0: every scene drawn afresh), so the frozen
     # tower encodes each distinct frame once (export/train/batch.FrameCache) and a step costs less.
     frame_pool: int = -1
+    # Takes of every training espeak-ng voice with some vowels moved to a neighbour (voices.shifted_voices), heard
+    # as further voices in both stages, so an accent never heard is still understood.
+    shifted: int = -1
 
     def resolved(self) -> "TrainSettings":
         if self.variant not in VARIANTS:
@@ -185,6 +188,7 @@ def _train(s: TrainSettings, out: Path, cache_dir: Path, progress: bool, log: li
         model = Venus(config, get, s.variant)
         tok = Tokens(init)
     voices = TRAIN_VOICES[:s.voices] if s.voices else TRAIN_VOICES
+    voices += shifted_voices(voices, s.shifted) if s.shifted else ()
     bank = ClipBank.load_or_make(phrases(s.variant), voices, cache_dir, progress)
     system_ids = tok.with_specials(s.system_prompt or "")
     slicing = Slicing.from_config(config) if s.variant == "omni" else None

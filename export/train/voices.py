@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import subprocess
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +33,12 @@ class Voice:
     name: str  # espeak-ng voice (with variant), or "joe" for Piper
     rate: float  # words per minute (espeak) or length scale (Piper: larger is slower)
     pitch: int = 50  # espeak-ng pitch (0-99); Piper: which take (VITS draws new noise every call)
+    shift: int = 0  # espeak: > 0 says the phrase with some vowels moved to a neighbour (`shift_vowels`), drawn from it
 
     @property
     def label(self) -> str:
-        return f"{self.engine}:{self.name}@{self.rate:g}" + (f"~{self.pitch}" if self.pitch != 50 else "")
+        return (f"{self.engine}:{self.name}@{self.rate:g}" + (f"~{self.pitch}" if self.pitch != 50 else "")
+                + (f"#{self.shift}" if self.shift else ""))
 
 
 def _espeak(names: tuple[str, ...], rates: tuple[int, ...]) -> tuple[Voice, ...]:
@@ -49,8 +53,36 @@ TRAIN_VOICES = _espeak(("en-us", "en-us+f1", "en-us+m2", "en-us+klatt", "en-us+A
                         "en-gb-x-gbclan+f5", "en-gb-x-gbclan+m6", "en-029", "en-029+f1", "en-029+m1",
                         "en-029+klatt2"), (140, 180, 225)) + tuple(
     Voice("piper", "joe", r, take) for r in (0.8, 0.9, 1.1, 1.25) for take in (50, 51, 52))
+# Accents differ most in their vowels: a speaker of an accent never heard says "see" nearer "say". These voices
+# say each phrase with about a third of its vowels moved to a neighbouring one (a fresh draw per `shift`), so the
+# encoder learns to lean on the consonants and the whole word shape, not on one accent's vowels. Each training
+# espeak-ng voice (of `voices`) once per take, at one of the training rates and pitches; no held-out accent,
+# variant or rate is used.
+def shifted_voices(voices: tuple[Voice, ...], takes: int) -> tuple[Voice, ...]:
+    names = sorted({v.name for v in voices if v.engine == "espeak"})
+    return tuple(Voice("espeak", n, (140, 180, 225)[(i + t) % 3], (30, 50, 70)[(i + 2 * t) % 3], shift=t)
+                 for t in range(1, takes + 1) for i, n in enumerate(names))
+
+
 HELDOUT_VOICES = (Voice("espeak", "en-gb-scotland", 160), Voice("espeak", "en-us-nyc+f4", 200),
                   Voice("espeak", "en-gb-x-gbcwmd+m5", 210), Voice("piper", "joe", 1.0))
+
+
+# espeak-ng's English vowel mnemonics, each with the neighbours an accent may say instead.
+NEIGHBOURS = {"i:": ("I", "eI", "i@"), "I": ("i:", "E", "@"), "E": ("a", "eI", "I"), "a": ("E", "A:", "V"),
+              "A:": ("a", "0", "V"), "0": ("O:", "V", "A:"), "O:": ("0", "oU", "U"), "U": ("u:", "V", "@"),
+              "u:": ("U", "oU", "u@"), "V": ("0", "@", "a"), "@": ("V", "I", "3:"), "3:": ("@", "e@", "V"),
+              "eI": ("E", "aI", "i:"), "aI": ("OI", "eI", "A:"), "oU": ("O:", "aU", "u:"), "aU": ("a", "oU", "A:"),
+              "OI": ("aI", "O:", "oU"), "I@": ("i:", "e@", "I"), "e@": ("E", "eI", "3:"), "O@": ("O:", "oU", "0"),
+              "U@": ("u:", "O:", "U"), "A@": ("A:", "a", "V")}
+_VOWEL = re.compile("|".join(re.escape(v) for v in sorted(NEIGHBOURS, key=len, reverse=True)))
+
+
+def shift_vowels(phonemes: str, rng: np.random.Generator, share: float = 0.35) -> str:
+    """espeak-ng phoneme mnemonics with about `share` of the vowels replaced by a neighbour."""
+    def swap(m: re.Match) -> str:
+        return str(rng.choice(NEIGHBOURS[m.group(0)])) if rng.random() < share else m.group(0)
+    return _VOWEL.sub(swap, phonemes)
 
 
 def trim(audio: np.ndarray, floor: float = 3e-3) -> np.ndarray:
@@ -83,9 +115,15 @@ class Speaker:
     def _say_espeak(text: str, voice: Voice) -> np.ndarray:
         from kernels.resample import resample
 
+        args = ["espeak-ng", "-v", voice.name, "-s", str(int(voice.rate)), "-p", str(voice.pitch)]
         try:
-            wav = subprocess.run(["espeak-ng", "-v", voice.name, "-s", str(int(voice.rate)), "-p", str(voice.pitch),
-                                  "--stdout", "--", text], check=True, capture_output=True, timeout=60).stdout
+            if voice.shift:  # the phrase's phonemes in this voice, some vowels moved, spoken from the phonemes
+                said = subprocess.run(args + ["-q", "-x", "--", text], check=True, capture_output=True, text=True,
+                                      timeout=60).stdout
+                rng = np.random.default_rng([voice.shift, zlib.crc32(f"{voice.name} {text}".encode())])
+                text = "[[" + " _ ".join(shift_vowels(line.strip(), rng) for line in said.splitlines()
+                                         if line.strip()) + "]]"
+            wav = subprocess.run(args + ["--stdout", "--", text], check=True, capture_output=True, timeout=60).stdout
         except FileNotFoundError:
             raise ExportError("Training speech needs espeak-ng; install it with `apt-get install espeak-ng`.") from None
         except subprocess.CalledProcessError:

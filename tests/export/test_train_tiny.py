@@ -7,6 +7,8 @@ training sequence of the same session.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -263,3 +265,32 @@ def test_first_stage_hears_each_phrase_all_through_a_session_length(heldout_bank
         if a.seq == b.seq:
             assert a.first <= a.answer < b.first
     assert len({h.label for h in heard}) >= len(texts) // 2
+
+
+def test_vowel_shifted_voices_are_new_takes_of_training_voices_only():
+    """Omni's vowel-shifted voices move vowels and nothing else, and never borrow a held-out accent, variant or rate."""
+    import re
+
+    from export.train.voices import NEIGHBOURS, TRAIN_VOICES, Speaker, shift_vowels, shifted_voices
+
+    said = "w,0t d'u: ju: s'i: | w,0t Iz jO@ n'eIm"
+    moved = shift_vowels(said, np.random.default_rng(0), share=1.0)
+    every = set(NEIGHBOURS) | {n for ns in NEIGHBOURS.values() for n in ns}
+    vowels = re.compile("|".join(re.escape(v) for v in sorted(every, key=len, reverse=True)))
+    assert vowels.sub("V", moved) == vowels.sub("V", said), "a consonant, a stress or a word boundary moved"
+    assert moved != said
+    shifted = shifted_voices(TRAIN_VOICES, 3)
+    plain = {v.label for v in TRAIN_VOICES}
+    assert len({v.label for v in shifted}) == len(shifted) and not plain & {v.label for v in shifted}
+    held_accents = {v.name.split("+")[0] for v in HELDOUT_VOICES if v.engine == "espeak"}
+    held_variants = {v.name.split("+")[1] for v in HELDOUT_VOICES if "+" in v.name}
+    for v in shifted:
+        accent, _, variant = v.name.partition("+")
+        assert accent not in held_accents and variant not in held_variants, v.label
+        assert v.rate in {t.rate for t in TRAIN_VOICES if t.engine == "espeak"}, v.label
+    speaker = Speaker()
+    take = shifted[0]
+    plain_take = dataclasses.replace(take, shift=0)
+    texts = phrases("omni")[:8]
+    moved = [not np.array_equal(speaker.say(t, take), speaker.say(t, plain_take)) for t in texts]
+    assert sum(moved) >= len(texts) // 2, "most phrases said by a vowel-shifted voice sound as the plain one"
