@@ -5,6 +5,7 @@ import os
 import signal
 import threading
 import time
+import wave
 
 from edge import messages as m
 from edge.graph.supervisor import SupervisorSettings
@@ -15,6 +16,17 @@ from edge.timeline.journal import Journal
 def config(tmp_path, wav, script, realtime=True):
     return SessionConfig(mic=str(wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "s.journal"),
                          frontend=f"scripted:{script}", voice="espeak", realtime=realtime).as_dict()
+
+
+def longer(wav, seconds, out):
+    """The input followed by silence, `seconds` long in all (room for a restart before the input ends)."""
+    with wave.open(str(wav)) as w:
+        params, frames = w.getparams(), w.readframes(w.getnframes())
+    pad = int(seconds * params.framerate) * params.sampwidth - len(frames)
+    with wave.open(str(out), "wb") as w:
+        w.setparams(params)
+        w.writeframes(frames + b"\0" * max(0, pad))
+    return out
 
 
 def events(report, node, event):
@@ -81,8 +93,8 @@ def test_a_blocked_short_handler_is_caught_within_2s_and_the_session_goes_on(tmp
                                                                              faulty_path, monkeypatch):
     mark = tmp_path / "blocked_at"
     monkeypatch.setenv("HANG_MARK", str(mark))
-    # The file's end waits for the request (edge/nodes/capture_tail.py): the restarted harness has time to take it.
-    sup = make_supervisor(config(tmp_path, speech_wav, script), ALL_NODES,
+    wav = longer(speech_wav, 14, tmp_path / "in.wav")  # the restarted harness has time to take the request
+    sup = make_supervisor(config(tmp_path, wav, script), ALL_NODES,
                           node_classes={"harness": "faulty_nodes:HangOnceHarness"})
     report = sup.run()  # the supervisor's own settings: nothing loosened or tightened for the test
     assert report.ok, report.reason
