@@ -1,8 +1,10 @@
 """Fixtures shared by the test folders that run whole sessions."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,40 @@ def speech_wav(tmp_path_factory) -> Path:
     subprocess.run(["sox", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(out), "pad", "0.3", "6",
                     "trim", "0", "6"], check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_bundle_cache(tmp_path_factory) -> Path:
+    """Where the tiny bundles are exported: VENUS_TEST_CACHE keeps them across runs while developing, by default
+    one folder per test session."""
+    where = os.environ.get("VENUS_TEST_CACHE")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        return Path(where)
+    return tmp_path_factory.mktemp("venus-bundles")
+
+
+@pytest.fixture(scope="session")
+def tiny_bundles(tiny_bundle_cache) -> dict[str, Path]:
+    """Tiny Omni and Audio bundles exactly as `venus-export tiny` + `venus-export build` write them, exported
+    once per test session (each export its own process, side by side) for every folder that runs one. Tests
+    that change a bundle change a copy."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    make_bundle = _bundle_support().make_bundle
+    with ThreadPoolExecutor(2) as pool:
+        jobs = {v: pool.submit(make_bundle, tiny_bundle_cache, v) for v in ("omni", "audio")}
+        return {v: job.result() for v, job in jobs.items()}
+
+
+def _bundle_support():
+    """tests/venus/bundle_support.py, one module however a folder imports it (its folder is not on every path)."""
+    import importlib.util
+
+    if "bundle_support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("bundle_support", Path(__file__).parent / "venus" /
+                                                      "bundle_support.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bundle_support"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["bundle_support"]

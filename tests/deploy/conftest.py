@@ -1,13 +1,12 @@
 """Fixtures for the Jetson deployment tests (no Jetson needed); bundles come from the real exporter."""
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from deploy_support import make_rootfs, real_bundle
+from deploy_support import make_rootfs
 
 
 @pytest.fixture
@@ -16,11 +15,15 @@ def rootfs(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def exported(tmp_path_factory) -> Path:
-    """A tiny Audio bundle from `venus-export tiny` + `venus-export build`, once per test session."""
-    where = os.environ.get("VENUS_TEST_CACHE")
-    base = Path(where) if where else tmp_path_factory.mktemp("deploy-bundles")
-    return real_bundle(base, "audio")
+def exported(tiny_bundles) -> Path:
+    """A tiny Audio bundle from `venus-export tiny` + `venus-export build` (the session's one, tests/conftest.py)."""
+    return tiny_bundles["audio"]
+
+
+@pytest.fixture(scope="session")
+def exported_omni(tiny_bundles) -> Path:
+    """A tiny Omni bundle, the same way."""
+    return tiny_bundles["omni"]
 
 
 @pytest.fixture

@@ -27,19 +27,6 @@ def make_rootfs(root: Path) -> Path:
     return root
 
 
-def real_bundle(base: Path, variant: str) -> Path:
-    """A tiny bundle built by the real exporter (tests/venus/bundle_support.py: venus-export tiny + build)."""
-    import importlib.util
-    import sys
-
-    if "bundle_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bundle_support", REPO / "tests" / "venus" / "bundle_support.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bundle_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["bundle_support"].make_bundle(base, variant)
-
-
 def load_jetson(name: str):
     """Import deploy/jetson/<name>.py under a unique module name (it is a script folder, not a package)."""
     import importlib.util

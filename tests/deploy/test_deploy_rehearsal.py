@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from deploy_support import JETSON, make_rootfs, real_bundle, run
+from deploy_support import JETSON, make_rootfs, run
 from unit_launch import read_env_file, unit_command
 
 from edge import messages as m
@@ -64,10 +64,10 @@ def root() -> Path:
 
 
 @pytest.mark.parametrize("board", BOARDS)
-def test_a_staged_board_runs_its_profile(board, root, exported, tmp_path) -> None:
+def test_a_staged_board_runs_its_profile(board, root, exported, exported_omni, tmp_path) -> None:
     variant, memtotal_kb, context, kv_type, fps = BOARDS[board]
     rootfs = root
-    exported = exported if variant == "audio" else real_bundle(exported.parent, variant)
+    exported = exported if variant == "audio" else exported_omni
     bundle = Path(shutil.copytree(exported, tmp_path / "bundle"))
     # the bundle gets a site override the runtime reads (venus.json): the tiny model listens every chunk
     (bundle / "venus.json").write_text(json.dumps({"forced": {"*": ["<|listen|>"]}}))

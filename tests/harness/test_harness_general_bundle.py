@@ -3,7 +3,6 @@ installed, else the bundle's own LLM in a context of its own, else none with one
 Over a tiny Audio bundle exactly as the exporter writes it."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,18 +12,11 @@ from edge.harness import general_model, states as S
 from edge.harness.assemble import build_harness
 from edge.harness.general_model import general_chat, with_general_chat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "venus"))
-from bundle_support import export_bundle  # noqa: E402
-
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    import os
-
-    base = Path(os.environ["VENUS_TEST_CACHE"]) if os.environ.get("VENUS_TEST_CACHE") else \
-        tmp_path_factory.mktemp("venus-bundles")
-    base.mkdir(parents=True, exist_ok=True)
-    return export_bundle(base, "audio", "exported-audio")[1]
+def bundle(tiny_bundles) -> Path:
+    """The session's one Audio export (tests/conftest.py): `venus-export tiny` + `venus-export build`."""
+    return tiny_bundles["audio"]
 
 
 def session(bundle: Path) -> dict:

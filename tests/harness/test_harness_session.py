@@ -52,7 +52,8 @@ def query(db, sql, *args):
 
 
 def test_kill_9_mid_task_resumes_and_delivers_once(tmp_path):
-    sf.write(tmp_path / "in.wav", np.zeros(16000 * 14, np.float32), 16000)
+    # The session listens on after the file until the task is delivered (edge/nodes/capture_tail.py).
+    sf.write(tmp_path / "in.wav", np.zeros(16000 * 4, np.float32), 16000)
     (tmp_path / "script.txt").write_text("1 delegate What is the answer?\n")
     make_skill(tmp_path / "skills")
     hdir = tmp_path / "harness"

@@ -19,18 +19,14 @@ def tiny_gguf(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def omni_bundle(tmp_path_factory) -> Path:
-    """venus-export's own bundle of a tiny Omni checkpoint: the F16 LLM and FP32 audio and vision graphs."""
-    from export.build import BuildOptions, build
+def omni_bundle(request) -> Path:
+    """venus-export's own bundle of a tiny Omni checkpoint: the F16 LLM and FP32 audio and vision graphs (the
+    session's one Omni export, tests/conftest.py)."""
     from export.onnx_bridge import onnx_available
-    from export.tiny import write_tiny
 
     if not onnx_available():
         pytest.skip("this exporter cannot build ONNX graphs")
-    d = tmp_path_factory.mktemp("omni")
-    write_tiny(d / "ckpt", "omni", seed=0)
-    build(d / "ckpt", d / "bundle", BuildOptions(types=["F16"], encoders=["fp32"], progress=False, threads=1))
-    return d / "bundle"
+    return request.getfixturevalue("tiny_bundles")["omni"]
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,8 @@ def hanging_skill(root: Path, pid_file: Path) -> None:
 
 
 def test_skill_and_mcp_server_die_with_a_killed_harness_and_the_session_goes_on(tmp_path):
-    sf.write(tmp_path / "in.wav", np.zeros(16000 * 14, np.float32), 16000)
+    # The session listens on after the file until the request is answered (edge/nodes/capture_tail.py).
+    sf.write(tmp_path / "in.wav", np.zeros(16000 * 4, np.float32), 16000)
     (tmp_path / "script.txt").write_text("1 delegate Do the long thing.\n")
     pid_file = tmp_path / "skill.pid"
     hanging_skill(tmp_path / "skills", pid_file)

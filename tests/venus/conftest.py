@@ -1,7 +1,7 @@
-"""Fixtures: tiny Omni and Audio bundles (built once per test session), inputs, frontend settings."""
+"""Fixtures: tiny Omni and Audio bundles (tests/conftest.py exports them once per test session), inputs,
+frontend settings."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -10,28 +10,19 @@ import pytest
 import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bundle_support import make_bundle  # noqa: E402
 from venus_support import speechy  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def bundle_cache(tmp_path_factory) -> Path:
-    """VENUS_TEST_CACHE keeps bundles across runs while developing; by default one per test session."""
-    where = os.environ.get("VENUS_TEST_CACHE")
-    if where:
-        Path(where).mkdir(parents=True, exist_ok=True)
-        return Path(where)
-    return tmp_path_factory.mktemp("venus-bundles")
+def bundle_cache(tiny_bundle_cache) -> Path:
+    """Where tests/conftest.py exports the tiny bundles (VENUS_TEST_CACHE keeps them across runs)."""
+    return tiny_bundle_cache
 
 
 @pytest.fixture(scope="session")
-def bundles(bundle_cache) -> dict[str, Path]:
-    """Both variants, exported side by side (each export is its own process)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        jobs = {v: pool.submit(make_bundle, bundle_cache, v) for v in ("omni", "audio")}
-        return {v: job.result() for v, job in jobs.items()}
+def bundles(tiny_bundles) -> dict[str, Path]:
+    """Both variants, exported once per test session for every folder (tests/conftest.py)."""
+    return tiny_bundles
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bundle_support import export_bundle
-
 
 @pytest.fixture(scope="session")
-def exported_omni_bundle(bundle_cache) -> Path:
-    """`venus-export tiny --variant omni` + `venus-export build`: nothing added, nothing edited."""
-    return export_bundle(bundle_cache, "omni", "exported-omni")[1]
+def exported_omni_bundle(tiny_bundles) -> Path:
+    """`venus-export tiny --variant omni` + `venus-export build`: nothing added, nothing edited (the session's
+    one Omni export, tests/conftest.py; a test that changes a bundle changes a copy)."""
+    return tiny_bundles["omni"]

@@ -15,6 +15,9 @@ from venus_support import BASE, speechy
 
 FORCED = {"*": ["<|listen|>"], "1": ["<|speak|>", "one two three four", "<|chunk_eos|>"],
           "2": ["<|speak|>", "five six seven eight", "<|turn_eos|>"]}
+# Room for each chunk's forced words and its end token: a turn cut by the cap would stay open, and the file's
+# end would then wait out --answer-wait while the tiny model spoke on (edge/nodes/capture_tail.py).
+MAX_SPEAK_TOKENS = 24
 
 
 def test_each_chunk_of_a_sessions_words_gets_tts_and_token2wav_figures(tmp_path, audio_bundle):
@@ -22,11 +25,13 @@ def test_each_chunk_of_a_sessions_words_gets_tts_and_token2wav_figures(tmp_path,
     sf.write(wav, speechy(4.0), 16000, subtype="PCM_16")
     cfg = SessionConfig(mic=str(wav), speaker=str(tmp_path / "out.wav"), journal=str(tmp_path / "s.journal"),
                         frontend=f"bundle:{audio_bundle}", voice=f"bundle:{audio_bundle}", realtime=False,
-                        extra={"venus": {**BASE, "max_speak_tokens": 12, "forced": FORCED}})
+                        extra={"venus": {**BASE, "max_speak_tokens": MAX_SPEAK_TOKENS, "forced": FORCED}})
     report = run_session(cfg)
     assert report.ok, report.reason
-    said = [msg for _, msg in Journal(tmp_path / "s.journal").messages(m.SpeakText)]
+    journal = Journal(tmp_path / "s.journal")
+    said = [msg for _, msg in journal.messages(m.SpeakText)]
     assert said, "the forced turn spoke no words"
+    assert [d.index for _, d in journal.messages(m.ChunkDecision) if d.turn_end] == [2]  # the forced turn ended
     words = session_words(tmp_path / "s.journal", limit=40)
     assert all(hidden is not None for _, hidden, _ in words)  # the journal kept each chunk's hidden states
     assert words[-1][2]  # the last words end their turn
