@@ -138,13 +138,12 @@ class AnswerWait:
         parts = [f'"{r.instruction}" ({_state_words(r)})' for r in still.values()]
         if missing > 0:
             parts.append(f"{missing} more the harness never heard of")
-        what = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        if not parts:
+        if not parts:  # only a reply still being said
             what, verb = "the assistant's reply", "was not finished"
         elif len(parts) == 1 and missing <= 0:
-            what, verb = f"the answer to {what}", "was not spoken"
+            what, verb = f"the answer to {parts[0]}", "was not spoken"
         else:
-            what, verb = f"the answers to {what}", "were not spoken"
+            what, verb = f"the answers to {', '.join(parts[:-1])} and {parts[-1]}", "were not spoken"
         cut = ", and the reply under way was left unfinished" if parts and replying else ""
         return (f"{what} {verb} within {self.limit_ns / 1e9:g} s of the input file's end{cut}; --answer-wait "
                 f"SECONDS sets how long a file session waits.")

@@ -93,3 +93,18 @@ def test_a_failure_is_told_before_the_session_ends(tmp_path):
     said = [s for _, s in j.messages(m.SpeakText) if s.backend_id == failures[0].id]
     assert said and any(a.speak_id == said[0].id and a.last for _, a in j.messages(m.PlaybackAck))
     assert not [e for _, e in j.messages(m.EndOfInput) if e.unanswered]
+
+
+def test_a_reply_still_being_said_when_the_wait_runs_out_is_named_in_one_sentence():
+    # Only an unfinished reply left (no request open): capture raised IndexError here, was restarted, and then
+    # waited 60 s for a playback reference that never came.
+    from edge.nodes.capture_tail import END, AnswerWait
+
+    wait = AnswerWait(limit_s=2.0, chunk_ns=1_000_000_000)
+    wait.hear(m.ChunkDecision(index=3, control="speak", text="Once upon a time"))
+    assert wait.after_file(4, virtual=True) != END  # the file's end: the reply is waited for
+    for k in (4, 5):
+        wait.hear(m.ChunkDecision(index=k, control="speak", text="there was a lighthouse"))
+    assert wait.after_file(6, virtual=True) == END  # two chunks later the wait has run out
+    assert wait.unanswered == ("the assistant's reply was not finished within 2 s of the input file's end; "
+                               "--answer-wait SECONDS sets how long a file session waits.")
