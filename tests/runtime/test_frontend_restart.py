@@ -11,11 +11,12 @@ import threading
 import time
 
 import msgpack
+import numpy as np
 import pytest
 
 from edge import messages as m
 from edge.bench import spoken
-from edge.frontend.base import Chunk
+from edge.frontend.base import Chunk, ResultToSay
 from edge.nodes.capture_ring import KEEP_DECIDED, ChunkRing
 from edge.nodes.frontend_state import StepFiles
 from edge.session import ALL_NODES, SessionConfig, make_supervisor
@@ -83,7 +84,11 @@ def test_the_embedded_default_gets_its_history_back_and_prefills_it(tmp_path, qu
         first.resume(tmp_path, {})
         for k in range(4):
             first.step(Chunk(k, k * NS, (k + 1) * NS, audio[k * 16000:(k + 1) * 16000]))
-        assert [role for role, _ in first.history] == ["user", "assistant"], first.history
+        # The sum goes to the harness by rule; its answer, once spoken, is the assistant's turn.
+        first.deliver(ResultToSay("r1", "2 plus 2 is 4."))
+        for k in range(4, 7):
+            first.step(Chunk(k, k * NS, (k + 1) * NS, np.zeros(16000, np.float32)))
+        assert first.history[1:] == [("assistant", "2 plus 2 is 4.")], first.history
         state = msgpack.unpackb(msgpack.packb(first.checkpoint(), use_bin_type=True), raw=False)  # as stored
         again = build({"threads": 1, "realtime": False})
         rebuilt = again.resume(tmp_path, state)
