@@ -64,23 +64,9 @@ def test_kill_9_mid_task_resumes_and_delivers_once(tmp_path):
                                            "router": {"scripted": {"rules": [
                                                {"match": ".", "capability": "slow", "arguments": {}}]}}}})
     sup = make_supervisor(cfg.as_dict(), ALL_NODES)
-    runner, report = run_in_background(sup)
-    killed = None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and killed is None:
-        row = query(hdir / "work.sqlite", "SELECT id, state FROM items")
-        if row and row[1] == "running":
-            time.sleep(0.3)  # inside the two-second task
-            killed = (row[0], sup.children["harness"].pid)
-            os.kill(killed[1], signal.SIGKILL)
-        time.sleep(0.05)
-    assert killed is not None, "the task never started"
-    runner.join(60)
-    assert not runner.is_alive()
-    r = report["r"]
-    assert r.ok, r.reason
-    assert r.restarts["harness"] == 1
-    work_id = killed[0]
+    # 0.3 s inside the two-second task.
+    work_id = _kill_harness_once(sup, hdir, "SELECT id, state FROM items", lambda row: row[1] == "running", 0.3,
+                                 "the task never started")
     journal = Journal(tmp_path / "s.journal")
     states = [msg.state for _, msg in journal.messages(m.WorkEvent) if msg.work_id == work_id
               and not msg.detail.startswith("routed")]
@@ -150,23 +136,9 @@ def test_kill_9_while_a_timer_waits_still_rings_once_at_its_due_time(tmp_path):
                         frontend=f"scripted:{tmp_path / 'script.txt'}", voice="null", chunk_ms=500, realtime=True,
                         extra={"harness": {"dir": str(hdir)}})  # the default router: the timer claims it
     sup = make_supervisor(cfg.as_dict(), ALL_NODES)
-    runner, report = run_in_background(sup)
-    killed = None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and killed is None:
-        row = query(hdir / "work.sqlite", "SELECT id FROM items WHERE later != '' AND state = 'queued'")
-        if row:
-            time.sleep(3.0)  # well into the wait
-            killed = (row[0], sup.children["harness"].pid)
-            os.kill(killed[1], signal.SIGKILL)
-        time.sleep(0.05)
-    assert killed is not None, "the timer was never set"
-    runner.join(60)
-    assert not runner.is_alive()
-    r = report["r"]
-    assert r.ok, r.reason
-    assert r.restarts["harness"] == 1
-    ring_id = killed[0]
+    # 3 s into the wait.
+    ring_id = _kill_harness_once(sup, hdir, "SELECT id FROM items WHERE later != '' AND state = 'queued'",
+                                 lambda row: True, 3.0, "the timer was never set")
     journal = Journal(tmp_path / "s.journal")
     [due_ns] = [msg.info["due_ns"] for _, msg in journal.messages(m.WorkEvent) if msg.work_id == ring_id
                 and msg.state == "queued"]
@@ -179,3 +151,25 @@ def test_kill_9_while_a_timer_waits_still_rings_once_at_its_due_time(tmp_path):
     assert acks == ["Timer set for 8 seconds."]
     assert len([msg for _, msg in journal.messages(m.Delivered) if msg.work_id == ring_id]) == 1
     assert query(hdir / "work.sqlite", "SELECT state FROM items WHERE id = ?", ring_id) == ("delivered",)
+
+
+def _kill_harness_once(sup, hdir, sql: str, ready, pause_s: float, never: str) -> str:
+    """Run the session; `pause_s` after `sql`'s first row is `ready`, kill -9 the harness. Once the session has
+    ended (well, with the harness restarted once), returns that row's work id."""
+    runner, report = run_in_background(sup)
+    killed = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and killed is None:
+        row = query(hdir / "work.sqlite", sql)
+        if row and ready(row):
+            time.sleep(pause_s)
+            killed = row[0]
+            os.kill(sup.children["harness"].pid, signal.SIGKILL)
+        time.sleep(0.05)
+    assert killed is not None, never
+    runner.join(60)
+    assert not runner.is_alive()
+    r = report["r"]
+    assert r.ok, r.reason
+    assert r.restarts["harness"] == 1
+    return killed
