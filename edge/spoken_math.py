@@ -386,3 +386,8 @@ def read_tokens(text: str) -> list[tuple[str, object]]:
 def number_words_at(words: list[str], i: int) -> tuple[float, int] | None:
     """A number spelled in words starting at words[i] ("forty five"): (value, the position after it), or None."""
     return _number_words(words, i)
+
+
+def time_units() -> dict[str, float]:
+    """Each word for a unit of time and its length in seconds ("minutes" -> 60)."""
+    return {form: factor for form, (kind, factor) in _UNITS.items() if kind == "time"}

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from edge.spoken_math import number_words_at, read_tokens
+from edge.spoken_math import number_words_at, read_tokens, time_units
 
-UNITS = {"second": 1, "seconds": 1, "sec": 1, "secs": 1, "minute": 60, "minutes": 60, "min": 60, "mins": 60,
-         "hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600}
+# The conversion reader's units of time, and the short forms a transcript writes for them.
+UNITS = {**time_units(), "sec": 1.0, "secs": 1.0, "min": 60.0, "mins": 60.0, "hr": 3600.0, "hrs": 3600.0}
 _NOUN = r"(?:timers?|reminders?|alarms?)"
 _HOW_TO = re.compile(r"\b(how (?:do|can|would|should) (?:i|you|we)|how to|what is an? |what's an? |what are)\b")
 _CANCEL = re.compile(rf"\b(cancel|stop|delete|remove|clear|turn off|switch off|forget|scrap|kill)\b.*\b{_NOUN}")

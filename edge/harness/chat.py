@@ -1,6 +1,7 @@
 """Chat backends for the general capability: any OpenAI-compatible endpoint, or a local GGUF model."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -65,6 +66,15 @@ class OpenAIChat:
 PLAIN_SPEECH = r"root ::= [^\n*#`|<>]{1,1500}"  # a local model's answer is read aloud: one paragraph, no markup
 
 
+@functools.cache
+def _plain_speech():
+    """Plain speech only: asked for no lists, the 0.5B model still wrote "Ingredients:" and a list, which
+    polishing left as "... restaurant:. Ingredients:." (lines, list marks and markup cannot be said). Parsed
+    once: llama.cpp builds its sampler from the grammar's text at every completion."""
+    from llama_cpp import LlamaGrammar
+    return LlamaGrammar.from_string(PLAIN_SPEECH, verbose=False)
+
+
 class LocalChat:
     """A GGUF chat model in llama.cpp, loaded on first use; one request at a time."""
 
@@ -78,12 +88,6 @@ class LocalChat:
         self._llm = None
         self._lock = threading.Lock()
 
-    def _speech(self):
-        """Plain speech only: asked for no lists, the 0.5B model still wrote "Ingredients:" and a list, which
-        polishing left as "... restaurant:. Ingredients:." (lines, list marks and markup cannot be said)."""
-        from llama_cpp import LlamaGrammar
-        return LlamaGrammar.from_string(PLAIN_SPEECH, verbose=False)
-
     def llm(self):
         if self._llm is None:
             from llama_cpp import Llama
@@ -93,7 +97,7 @@ class LocalChat:
     def complete(self, messages: Messages, timeout_s: float, max_tokens: int = 200) -> str:
         with self._lock:
             out = self.llm().create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=0.3,
-                                                    grammar=self._speech())
+                                                    grammar=_plain_speech())
         text = str(out["choices"][0]["message"]["content"] or "")
         return THINKING.sub("", text).strip()  # a reasoning model's private thoughts are not the answer
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from edge.harness.capability import CapabilityError, Later, Outcome, RunContext, Scheduled
-from edge.harness.spoken import clock_time
+from edge.harness.spoken import clock_time, join
 from edge.timer_words import ClockTime, TimerRequest, timer_request
 
 MAX_S = 24 * 3600.0  # longer than a day is a calendar's job
@@ -26,8 +26,7 @@ def say_duration(seconds: float) -> str:
     if s < 120 and s % 60:
         return f"{s} second{'s' if s != 1 else ''}"
     parts = [(s // 3600, "hour"), (s % 3600 // 60, "minute"), (s % 60, "second")]
-    words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts if n]
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return join([f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts if n])
 
 
 def timer_name(seconds: float) -> str:
@@ -155,8 +154,7 @@ class TimerCapability:
         gone = [s for s in chosen if ctx.unschedule(s.work_id)]
         if not gone:
             return "It had already gone off; there is nothing left to cancel."
-        names = [_name(s.about, definite=True) for s in gone]
-        text = f"I've cancelled {names[0] if len(names) == 1 else ', '.join(names[:-1]) + ' and ' + names[-1]}."
+        text = f"I've cancelled {join([_name(s.about, definite=True) for s in gone])}."
         rest = len(waiting) - len(gone)
         if rest:
             text += f" {rest} more {'is' if rest == 1 else 'are'} still set."
