@@ -13,22 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edge.backends.sampling import Sampling
+
 
 REFERENCE_SYSTEM_PROMPT = "Streaming Omni Conversation."  # the deployed duplex system prompt (docs/reference.md)
-
-
-@dataclass
-class Sampling:
-    # The first five are positional in a few places (the TTS code sampler): keep their order.
-    temperature: float = 0.7  # 0 or below: greedy
-    top_k: int = 20
-    top_p: float = 0.8
-    repetition_penalty: float = 1.05
-    repetition_window: int = 512
-    listen_scale: float = 1.0  # multiplies the <|listen|> logit (the reference's listen_prob_scale)
-    length_penalty: float = 1.0  # on the <|turn_eos|> logit only: divides it when positive, multiplies it otherwise
-    listen_top_k: int | None = None  # listen is chosen outright when fewer than this many tokens outrank it
-    seed: int = 0
 
 
 @dataclass
