@@ -10,10 +10,10 @@ from importlib import resources
 from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
+from edge.formats import KV_TYPES
 
 BENCHES = ("graph", "voice", "harness", "llm", "duplex", "speaker", "memory", "asr", "idle", "answers", "chat", "wake",
            "tool")
-KV_TYPES = ("f16", "q8_0", "q4_0")
 
 
 def _positive_int(text: str) -> int:
