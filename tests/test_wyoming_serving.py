@@ -144,3 +144,29 @@ def test_the_state_folder_is_never_the_working_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("STATE_DIRECTORY", "/var/lib/venus-edge")  # what systemd's StateDirectory= sets
     assert state_dir(None).as_posix() == "/var/lib/venus-edge/wyoming"
     assert state_dir("/srv/w").as_posix() == "/srv/w"
+
+
+def test_transcripts_are_handled_by_default_with_the_voice_sessions_harness(tmp_path):
+    """No --harness: the server answers transcripts as a voice session would (its built-in tools, the embedded
+    chat model), keeps its work under --state, and Describe lists asr, tts and handle; --no-handle turns it off."""
+    from wyoming.asr import Transcript
+    from wyoming.handle import Handled
+
+    from edge.wyoming.converse import Conversation
+    from edge.wyoming.serve import harness_config, parser
+
+    assert harness_config(parser().parse_args(["--no-handle"])) is None
+    cfg = harness_config(parser().parse_args(["--state", str(tmp_path / "w")]))
+    assert cfg["chat"] == "embedded" and cfg["dir"] == str(tmp_path / "w")
+    conversation = Conversation(cfg)
+    try:
+        server = running(Models(Transcriber(1, "tiny.en"), installed_voices(1), conversation))
+        uri = next(server)
+        info = Info.from_event(asyncio.run(exchange(uri, [Describe().event()], "info"))[0])
+        assert info.asr and info.tts and info.handle
+        got = asyncio.run(exchange(uri, [Transcript(text="What is seven times six?").event()], "handled"))
+        assert "42" in Handled.from_event(got[-1]).text
+        next(server, None)
+    finally:
+        conversation.close()
+    assert (tmp_path / "w" / "work.sqlite").is_file()

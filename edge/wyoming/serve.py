@@ -117,11 +117,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--asr", choices=ASR_MODELS, default=DEFAULT_ASR,
                    help=f"the speech recognizer (default {DEFAULT_ASR}, as a voice session; tiny.en: about half "
                         "the compute, more words wrong)")
-    p.add_argument("--harness", help="a JSON file of harness settings: answer transcripts with its tools and chat")
+    p.add_argument("--harness", help="a JSON file of harness settings: answer transcripts with its tools and chat "
+                                     "(default: the voice session's own: built-in tools, the embedded chat model)")
+    p.add_argument("--no-handle", action="store_true",
+                   help="serve only recognition and voices; Home Assistant's own agent answers transcripts")
     p.add_argument("--state", help="where the conversation handler keeps its work (default: $STATE_DIRECTORY/"
                                    "wyoming under systemd, else ~/.local/state/venus-edge/wyoming)")
     p.add_argument("--verbose", action="store_true", help="log every request the harness makes (quiet by default)")
     return p
+
+
+def harness_config(args: argparse.Namespace) -> dict | None:
+    """The conversation handler's harness settings: --harness's file, else those a voice session runs with
+    (its built-in tools and the chat model a default session uses); None with --no-handle."""
+    if args.no_handle:
+        return None
+    from edge.harness.general_model import with_general_chat
+    harness: dict = {}
+    if args.harness:
+        from edge.harness.settings import load_harness_config
+        harness = load_harness_config(args.harness)
+    harness = with_general_chat(harness, {"frontend": "default", "threads": args.threads})
+    if args.state or not harness.get("dir"):
+        harness["dir"] = str(state_dir(args.state))
+    return harness
 
 
 def main(argv: list[str]) -> int:
@@ -130,16 +149,11 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"venus-edge wyoming: {problem}", file=sys.stderr)
         return 2
-    harness = None
-    if args.harness:
-        from edge.harness.settings import load_harness_config
-        try:
-            harness = load_harness_config(args.harness)
-        except ValueError as exc:
-            print(f"venus-edge wyoming: {exc}", file=sys.stderr)
-            return 2
-        if args.state or not harness.get("dir"):
-            harness["dir"] = str(state_dir(args.state))
+    try:
+        harness = harness_config(args)
+    except ValueError as exc:
+        print(f"venus-edge wyoming: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if not args.verbose:  # one line per HTTP request to an MCP server or Home Assistant is noise to a user
         for name in ("httpx", "httpcore", "mcp"):
