@@ -22,6 +22,7 @@ from wyoming.handle import Handled, NotHandled
 from wyoming.info import (AsrModel, AsrProgram, Attribution, Describe, HandleModel, HandleProgram, Info, TtsProgram,
                           TtsVoice)
 from wyoming.server import AsyncEventHandler
+from wyoming.wake import Detect, NotDetected
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
 from edge.audio_format import RATE
@@ -82,7 +83,16 @@ def info(converses: bool = False, asr_name: str = "tiny.en", voices: list[VoiceI
                                                 version=None, description="routing to tools, then spoken answers",
                                                 languages=["en"])],
                             supports_home_control=True)] if converses else []
-    return Info(asr=[asr], tts=[tts], handle=handle)
+    return Info(asr=[asr], tts=[tts], handle=handle, wake=_wake())
+
+
+def _wake() -> list:
+    """The wake service where the wake-word models are installed."""
+    try:
+        from edge.wyoming.wake import wake_program
+        return [wake_program(ATTRIBUTION)]
+    except ImportError:
+        return []
 
 
 class Handler(AsyncEventHandler):
@@ -93,6 +103,7 @@ class Handler(AsyncEventHandler):
         self.audio: list[bytes] | None = None  # open between audio-start and audio-stop
         self.size = 0
         self.stream: _Stream | None = None  # open between synthesize-start and synthesize-stopped
+        self.wake = None  # a WakeListening between detect and audio-stop
 
     async def run(self) -> None:
         """Events until the client leaves; a malformed event gets an error event, then the connection ends."""
@@ -129,7 +140,22 @@ class Handler(AsyncEventHandler):
             await self.write_event(info(self.models.answerer is not None,
                                         getattr(self.models.recognizer, "name", "tiny.en"),
                                         self.models.voices.infos).event())
+        elif Detect.is_type(event.type):
+            from edge.wyoming.wake import WakeListening
+            self._end_wake()
+            self.wake = await asyncio.to_thread(WakeListening, Detect.from_event(event).names)
+        elif self.wake is not None and AudioChunk.is_type(event.type):
+            chunk = self.converter.convert(AudioChunk.from_event(event))
+            for hit in await asyncio.to_thread(self.wake.feed, chunk.audio):
+                await self.write_event(hit.event())
+        elif self.wake is not None and AudioStart.is_type(event.type):
+            AudioStart.from_event(event)
+        elif self.wake is not None and AudioStop.is_type(event.type):
+            if not self.wake.heard:
+                await self.write_event(NotDetected().event())
+            self._end_wake()
         elif Transcribe.is_type(event.type):
+            self._end_wake()
             self.audio = None  # a new request: audio follows
         elif AudioStart.is_type(event.type):
             AudioStart.from_event(event)
@@ -188,7 +214,15 @@ class Handler(AsyncEventHandler):
             await self.write_event(AudioStop().event())
         else:
             raise ValueError(f"this server does not handle {event.type!r} events (it serves describe, "
-                             "transcribe with audio, synthesize (also streamed), and transcript with --harness)")
+                             "transcribe with audio, detect with audio, synthesize (also streamed), and transcript)")
+
+    def _end_wake(self) -> None:
+        if self.wake is not None:
+            self.wake.close()
+            self.wake = None
+
+    async def disconnect(self) -> None:
+        self._end_wake()
 
     async def _say_finished_sentences(self, stream: "_Stream") -> None:
         """Say the streamed text's complete sentences now; keep the unfinished last one for more text."""
