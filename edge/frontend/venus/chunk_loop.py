@@ -33,11 +33,16 @@ from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_
 from edge.backends.gguf_rows import token_rows
 from edge.frontend.venus.kv_window import KVWindow
 from edge.backends.llama import LlamaModel
-from edge.backends.sampling import FORCE_BIAS, ChainSampler
+from edge.backends.duplex_sampler import DuplexIds, DuplexSampler
+from edge.backends.sampling import FORCE_BIAS
 from edge.bundle.settings import VenusSettings
 
 INPUT_ONLY = (UNIT_OPEN, UNIT_CLOSE, IMAGE_OPEN, IMAGE_CLOSE, BACKEND_OPEN, BACKEND_CLOSE)
 SLICE_OPEN, SLICE_CLOSE = "<slice>", "</slice>"  # MiniCPM-o's markers around each further image slice
+CHUNK_TTS_EOS, TTS_PAD = "<|chunk_tts_eos|>", "<|tts_pad|>"
+# MiniCPM-o's own control tokens: drawn, they keep the special history, as the protocol tokens do.
+OTHER_SPECIALS = (SLICE_OPEN, SLICE_CLOSE, CHUNK_TTS_EOS, TTS_PAD, "<|tts_bos|>", "<|tts_eos|>",
+                  "<|audio_start|>", "<|audio_end|>")
 
 # A chunk's media in order: ("image", one array per slice, or one array for one slice), ("audio", array).
 Media = tuple[str, "np.ndarray | list[np.ndarray]"]
@@ -81,6 +86,24 @@ def control_token(llm: LlamaModel, text: str) -> int | None:
     return ids[0] if len(ids) == 1 and not llm.piece(ids[0]) else None
 
 
+def unusable_ids(llm: LlamaModel) -> list[int]:
+    """Vocabulary entries typed UNUSED (padding rows of the embedding table): never drawn."""
+    ll = getattr(llm, "ll", None)
+    if ll is None or not hasattr(ll, "llama_vocab_get_attr"):
+        return []
+    unused = int(ll.LLAMA_TOKEN_ATTR_UNUSED)
+    return [i for i in range(llm.n_vocab) if int(ll.llama_vocab_get_attr(llm.vocab, i)) & unused]
+
+
+def sampler_ids(llm: LlamaModel, protocol: dict[str, int]) -> DuplexIds:
+    """The ids the reference's sampler needs: listen, the turn and chunk ends, the control tokens (their own
+    history) and the forbidden ids (<|tts_pad|> and the unusable ids; <|chunk_eos|> is added by the sampler)."""
+    others = {name: control_token(llm, name) for name in OTHER_SPECIALS}
+    special = frozenset(protocol.values()) | frozenset(i for i in others.values() if i is not None)
+    forbidden = ([others[TTS_PAD]] if others[TTS_PAD] is not None else []) + unusable_ids(llm)
+    return DuplexIds(protocol[LISTEN], protocol[TURN_EOS], protocol[CHUNK_EOS], special, tuple(forbidden))
+
+
 def cap_sentences(text: str, sentences: int, chars: int) -> str:
     parts = re.split(r"(?<=[.!?])\s+", text.strip())
     return " ".join(parts[:sentences])[:chars].strip()
@@ -101,15 +124,17 @@ class ChunkLoop:
         self.tok = protocol_tokens(llm)
         t = self.tok.id
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
-        self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
+        self.sampler = DuplexSampler(settings.sampling, sampler_ids(llm, self.ids))
         self.parser = DelegateParser(self.tok, llm.piece)
         self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact_mb)
         base = [t(n) for n in INPUT_ONLY]
         # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
         self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)
         self.mask_idle = np.array(base, np.int64)
-        self.after_turn = np.array([t(LISTEN), t(CHUNK_EOS)], np.int64)  # what may follow <|turn_eos|>
-        self.terminators = (t(LISTEN), t(CHUNK_EOS))
+        # <|chunk_tts_eos|> ends a unit as the reference's chunk terminators do, where the vocabulary has it.
+        tts_eos = control_token(llm, CHUNK_TTS_EOS)
+        self.terminators = (t(LISTEN), t(CHUNK_EOS)) + ((tts_eos,) if tts_eos is not None else ())
+        self.after_turn = np.array(self.terminators, np.int64)  # what may follow <|turn_eos|>
         self.slice_ids = (control_token(llm, SLICE_OPEN), control_token(llm, SLICE_CLOSE))
         self.in_turn = False
         self.turn_tokens = 0
@@ -236,9 +261,8 @@ class ChunkLoop:
         forced = self._forced(index)
         spoken_bytes = bytearray()
         hidden: list[np.ndarray] = []
-        open_at_start, ended = self.in_turn, False
+        ended = False
         t0, c0 = time.perf_counter(), time.thread_time()
-        ctx = self.llm.ctx
         terminator = ids[CHUNK_EOS]
         while True:
             if len(res.tokens) >= self.s.max_speak_tokens - 1:
@@ -253,7 +277,7 @@ class ChunkLoop:
                     forced.pop(0)
                     continue
                 bias = {forced[0]: FORCE_BIAS}
-            tok = self.sampler.sample(ctx, logits, mask, bias, allow)
+            tok = self.sampler.sample(logits, mask, bias, allow)
             if forced and tok == forced[0]:
                 forced.pop(0)
             res.tokens.append(tok)
@@ -283,9 +307,9 @@ class ChunkLoop:
                 self.turn_tokens += 1
             else:
                 logits, _ = self.llm.step(tok, copy=False)
-        # Listen: the first token says so, or nothing of a turn happened (a lone <|chunk_eos|> while idle).
-        turnless = not (open_at_start or self.in_turn or res.turn_end or res.spoken_ids)
-        res.control = "listen" if res.tokens[0] == ids[LISTEN] or turnless else "speak"
+        # Listen: the first token says so. Any other unit is a speaking chunk, as in the reference, a lone
+        # <|chunk_eos|> while idle included: the voice runs for it (docs/conformance.md).
+        res.control = "listen" if res.tokens[0] == ids[LISTEN] else "speak"
         res.decode_tokens, res.decode_s = len(res.tokens), time.perf_counter() - t0
         res.decode_cpu_s = time.thread_time() - c0
         res.text = self.text_decoder.decode(bytes(spoken_bytes))
@@ -353,6 +377,7 @@ class ChunkLoop:
                 "seen_results": sorted(self.seen_results), "spoken_work": sorted(self.spoken_work),
                 "turn_work": self.turn_work, "speaking_backend": self.speaking_backend,
                 "parser": self.parser.get_state(), "recent": list(self.sampler.window),
+                "recent_special": list(self.sampler.special_history),
                 "text": list(self.text_decoder.getstate()), "units": list(self.kv.units), "keep": self.kv.keep,
                 "slides": self.kv.slides, "max_past": self.kv.max_seen}
 
@@ -364,7 +389,7 @@ class ChunkLoop:
         self.seen_results, self.spoken_work = set(st["seen_results"]), set(st["spoken_work"])
         self.turn_work, self.speaking_backend = st["turn_work"], st["speaking_backend"]
         self.parser.set_state(st["parser"])
-        for tok in st["recent"]:
+        for tok in [*st.get("recent_special", []), *st["recent"]]:
             self.sampler.remember(tok)
         self.text_decoder.setstate((bytes(st["text"][0]), int(st["text"][1])))
         self.kv.units = collections.deque(st["units"])
