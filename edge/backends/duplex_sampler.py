@@ -77,6 +77,12 @@ class DuplexSampler:
         top = x.max()
         return float(np.exp(x[self.ids.chunk_eos] - top) / np.exp(x - top).sum())
 
+    def _first(self, logits: np.ndarray, bias: dict[int, float] | None) -> float:
+        """The first draw's chance of the chunk end; forcing decides it (a forced chunk end is this draw's)."""
+        if bias:
+            return 1.0 if self.ids.chunk_eos in bias else 0.0
+        return self._chunk_end(logits)
+
     def adjusted(self, logits: np.ndarray, mask: np.ndarray | None = None, bias: dict[int, float] | None = None,
                  allow: np.ndarray | None = None) -> np.ndarray:
         """Steps 2-5 on a float64 copy; `allow`: only these may be drawn (the protocol after `<|turn_eos|>`)."""
@@ -139,7 +145,7 @@ class DuplexSampler:
         """The distribution a draw comes from, for these logits, the histories so far and the settings.
 
         With a bias (forcing) the first draw is skipped: what is forced is what comes next."""
-        end = 0.0 if bias else self._chunk_end(logits)
+        end = self._first(logits, bias)
         ids, probs, _ = self._second(self.adjusted(logits, mask, bias, allow))
         return Parts(end, ids, probs)
 
@@ -156,7 +162,7 @@ class DuplexSampler:
     def sample(self, logits: np.ndarray, mask: np.ndarray | None = None, bias: dict[int, float] | None = None,
                allow: np.ndarray | None = None) -> int:
         """Draw the next token; a token of the second draw enters its history (the chunk end does not)."""
-        end = 0.0 if bias else self._chunk_end(logits)
+        end = self._first(logits, bias)
         if end >= 1.0 or (end > 0.0 and self.rng.random() < end):
             return self.ids.chunk_eos
         ids, probs, outright = self._second(self.adjusted(logits, mask, bias, allow))

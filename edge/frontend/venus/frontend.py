@@ -110,6 +110,8 @@ class VenusFrontend(Frontend):
         if res.injected:
             info["injected"] = res.injected
         speech = SpeechStates(res.spoken_ids, res.hidden) if res.hidden is not None else None
+        if speech is None and res.control == "speak":  # a speaking chunk without words: the voice still runs
+            speech = SpeechStates([], np.zeros((0, self.llm.n_embd), np.float32))
         return ChunkOutput(res.control, res.text,
                            [DelegateSpan(sp.instruction, sp.opened_ns, sp.closed_by) for sp in res.spans],
                            res.turn_end, interrupt, backend_id=res.backend_id if res.text else "",
