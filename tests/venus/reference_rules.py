@@ -36,6 +36,11 @@ class ReferenceContext:
                 self.seq += [t("<slice>"), *["slice"] * SLICE_ROWS, t("</slice>")]
         self.seq += ["audio"] * round(AUDIO_PER_SECOND * audio_seconds)
 
+    def typed(self, body: list[int]) -> None:
+        """streaming_prefill's text list: the typed text's plain tokens, in the unit after its media (where in
+        the unit is the checkpoint's unpublished code; this is the order the runners hand the parts over)."""
+        self.seq += body
+
     def generate(self, draws: list[int]) -> None:
         """streaming_generate over the model's draws: the cap's last place is <|chunk_eos|>; a terminator ends
         the unit unfed; a listen drawn while a turn is open becomes <|tts_bos|>; every other token is fed."""

@@ -147,6 +147,44 @@ def test_a_frame_of_several_slices_is_marked_slice_by_slice(exported_omni_bundle
         f.close()
 
 
+def test_every_frame_queued_with_a_chunk_enters_its_unit(exported_omni_bundle, recorder):
+    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "forced": {"*": ["<|listen|>"]}}))
+    recorder.watch(f)
+    try:
+        ref = reference(f.llm)
+        two = [Frame(0, np.full((42, 56, 3), 40, np.uint8)), Frame(NS // 2, np.full((42, 56, 3), 90, np.uint8))]
+        out = f.step(Chunk(0, 0, NS, speechy(1.0), two))
+        ref.prefill([1, 1], 1.0)
+        ref.generate(out.tokens)
+        ref.finalize()
+        check(recorder.log, ref.seq)
+    finally:
+        f.close()
+
+
+def test_typed_text_and_the_prompt_enter_the_next_unit_after_its_media(exported_omni_bundle, recorder):
+    from edge.frontend.venus.frontend import build
+    from edge.protocol.strip import strip_protocol_tokens
+
+    f = build({"frontend_arg": str(exported_omni_bundle), "prompt": "Describe the room.",
+               "venus": {**SETTINGS, "forced": {"*": ["<|listen|>"]}}})
+    recorder.watch(f)
+    try:
+        ref = reference(f.llm)
+        for k, typed in ((0, "Describe the room."), (1, None), (2, "What colour is the <|speak|> wall?")):
+            if k == 2:
+                assert f.type_text(typed)
+            out = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k)))
+            ref.prefill([], 1.0)
+            if typed:  # plain text: a protocol token typed by the user is text, never the token
+                ref.typed(f.llm.tokenize(strip_protocol_tokens(typed).strip(), special=False))
+            ref.generate(out.tokens)
+            ref.finalize()
+        check(recorder.log, ref.seq)
+    finally:
+        f.close()
+
+
 def test_audio_context_follows_the_reference_rules(exported_audio_bundle, recorder):
     f = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict({
         **SETTINGS, "forced": {0: ["<|listen|>"], 1: ["<|speak|>", "Hi", "<|turn_eos|>"]}}))

@@ -32,17 +32,15 @@ from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_
                                  PROTOCOL_TOKENS, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
 from edge.backends.gguf_rows import token_rows
 from edge.frontend.venus.kv_window import KVWindow
+from edge.frontend.venus.vocab_ids import control_token, sampler_ids
 from edge.backends.llama import LlamaModel
-from edge.backends.duplex_sampler import DuplexIds, DuplexSampler
+from edge.backends.duplex_sampler import DuplexSampler
 from edge.backends.sampling import FORCE_BIAS
 from edge.bundle.settings import VenusSettings
 
 INPUT_ONLY = (UNIT_OPEN, UNIT_CLOSE, IMAGE_OPEN, IMAGE_CLOSE, BACKEND_OPEN, BACKEND_CLOSE)
 SLICE_OPEN, SLICE_CLOSE = "<slice>", "</slice>"  # MiniCPM-o's markers around each further image slice
-CHUNK_TTS_EOS, TTS_PAD = "<|chunk_tts_eos|>", "<|tts_pad|>"
-# MiniCPM-o's own control tokens: drawn, they keep the special history, as the protocol tokens do.
-OTHER_SPECIALS = (SLICE_OPEN, SLICE_CLOSE, CHUNK_TTS_EOS, TTS_PAD, "<|tts_bos|>", "<|tts_eos|>",
-                  "<|audio_start|>", "<|audio_end|>")
+CHUNK_TTS_EOS = "<|chunk_tts_eos|>"
 
 # A chunk's media in order: ("image", one array per slice, or one array for one slice), ("audio", array).
 Media = tuple[str, "np.ndarray | list[np.ndarray]"]
@@ -78,30 +76,6 @@ def protocol_tokens(llm: LlamaModel) -> TokenMap:
             raise TokenMapError(f"{name} is not a control token in {llm.path.name}, so tool text could inject it; "
                                 "rebuild the bundle with this venus-export")
     return tokens
-
-
-def control_token(llm: LlamaModel, text: str) -> int | None:
-    """The id of a single CONTROL token, or None when the vocabulary has no such token."""
-    ids = llm.tokenize(text, special=True)
-    return ids[0] if len(ids) == 1 and not llm.piece(ids[0]) else None
-
-
-def unusable_ids(llm: LlamaModel) -> list[int]:
-    """Vocabulary entries typed UNUSED (padding rows of the embedding table): never drawn."""
-    ll = getattr(llm, "ll", None)
-    if ll is None or not hasattr(ll, "llama_vocab_get_attr"):
-        return []
-    unused = int(ll.LLAMA_TOKEN_ATTR_UNUSED)
-    return [i for i in range(llm.n_vocab) if int(ll.llama_vocab_get_attr(llm.vocab, i)) & unused]
-
-
-def sampler_ids(llm: LlamaModel, protocol: dict[str, int]) -> DuplexIds:
-    """The ids the reference's sampler needs: listen, the turn and chunk ends, the control tokens (their own
-    history) and the forbidden ids (<|tts_pad|> and the unusable ids; <|chunk_eos|> is added by the sampler)."""
-    others = {name: control_token(llm, name) for name in OTHER_SPECIALS}
-    special = frozenset(protocol.values()) | frozenset(i for i in others.values() if i is not None)
-    forbidden = ([others[TTS_PAD]] if others[TTS_PAD] is not None else []) + unusable_ids(llm)
-    return DuplexIds(protocol[LISTEN], protocol[TURN_EOS], protocol[CHUNK_EOS], special, tuple(forbidden))
 
 
 def cap_sentences(text: str, sentences: int, chars: int) -> str:
@@ -146,6 +120,7 @@ class ChunkLoop:
         self.turn_work = ""  # the work the current (or last) turn speaks
         self.speaking_backend = ""
         self.text_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.typed: list[str] = []  # text typed by the user, for the next unit (the reference's text list)
         # Rows of the embedding table for the tokens a prefill uses: a chunk's whole prefill is one batch.
         named = [(n, t(n)) for n in PROTOCOL_TOKENS]
         named += [(n, i) for n, i in zip((SLICE_OPEN, SLICE_CLOSE), self.slice_ids) if i is not None]
@@ -185,6 +160,14 @@ class ChunkLoop:
         dropped, self.pending = len(kept) < len(self.pending), kept
         return dropped
 
+    def type_text(self, text: str) -> bool:
+        """Text the user typed (or `--prompt`): it enters the next unit after the chunk's media, as plain
+        text tokens (never special: typed text cannot write a protocol token)."""
+        clean = strip_protocol_tokens(text).strip()
+        if clean:
+            self.typed.append(clean)
+        return bool(clean)
+
     # --- forcing (test-only) -------------------------------------------------------------------
     def _forced(self, index: int) -> list[int]:
         out: list[int] = []
@@ -202,6 +185,9 @@ class ChunkLoop:
         (a span opened in this unit freezes its evidence there)."""
         res = ChunkResult("listen")
         seq = self._layout(media)
+        for text in self.typed:
+            seq += self.llm.tokenize(text, special=False)
+        self.typed = []
         need = sum(1 if isinstance(item, int) else len(item) for item in seq) + self.s.max_speak_tokens + 4
         self.kv.make_room(need)
         self.kv.unit_start()
@@ -237,7 +223,7 @@ class ChunkLoop:
 
     def _prefill(self, seq: list[int | np.ndarray]) -> np.ndarray:
         """One embedding batch when the token rows are known; else section by section."""
-        if self.rows is not None:
+        if self.rows is not None and all(not isinstance(i, int) or i in self.rows for i in seq):
             parts = [self.rows[item][None] if isinstance(item, int) else item for item in seq]
             return self.llm.prefill_embeddings(np.concatenate(parts).astype(np.float32), want_logits=True)
         logits = None
@@ -377,7 +363,7 @@ class ChunkLoop:
                 "seen_results": sorted(self.seen_results), "spoken_work": sorted(self.spoken_work),
                 "turn_work": self.turn_work, "speaking_backend": self.speaking_backend,
                 "parser": self.parser.get_state(), "recent": list(self.sampler.window),
-                "recent_special": list(self.sampler.special_history),
+                "recent_special": list(self.sampler.special_history), "typed": list(self.typed),
                 "text": list(self.text_decoder.getstate()), "units": list(self.kv.units), "keep": self.kv.keep,
                 "slides": self.kv.slides, "max_past": self.kv.max_seen}
 
@@ -389,6 +375,7 @@ class ChunkLoop:
         self.seen_results, self.spoken_work = set(st["seen_results"]), set(st["spoken_work"])
         self.turn_work, self.speaking_backend = st["turn_work"], st["speaking_backend"]
         self.parser.set_state(st["parser"])
+        self.typed = list(st.get("typed", []))
         for tok in [*st.get("recent_special", []), *st["recent"]]:
             self.sampler.remember(tok)
         self.text_decoder.setstate((bytes(st["text"][0]), int(st["text"][1])))
