@@ -69,6 +69,8 @@ def session_parser() -> argparse.ArgumentParser:
                        help="default (small models shipped in packages), scripted:FILE, null, or bundle:DIR")
     model.add_argument("--bundle", help="an exported Realtime-Venus bundle directory (same as --frontend bundle:DIR)")
     model.add_argument("--script", help="a scripted frontend file (same as --frontend scripted:FILE)")
+    model.add_argument("--prompt", metavar="TEXT", help="text typed to a bundle's model before the first chunk: "
+                       "it enters the first unit after its audio, as the reference feeds a unit's text")
     model.add_argument("--voice", default=None, help="speech decoder: piper (default), espeak, null, or bundle:DIR")
     model.add_argument("--asr", choices=ASR_MODELS, default=None,
                        help="the embedded default's speech recognizer: base (default for the user's turns; "
@@ -191,8 +193,12 @@ def run(argv: list[str]) -> int:
                         context=args.context, kv_type=args.kv_type, wake=args.wake,
                         **({"wake_idle_s": args.wake_idle} if args.wake_idle is not None else {}),
                         **({"answer_wait_s": args.answer_wait} if args.answer_wait is not None else {}),
-                        extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {})},
+                        extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {}),
+                               **({"prompt": args.prompt} if args.prompt else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
+    if args.prompt and not frontend.startswith("bundle"):
+        print("venus-edge: --prompt types text to a bundle's model; give --bundle DIR.", file=sys.stderr)
+        return 2
     if args.camera is not None and not frontend.startswith("bundle") and frontend != "default":
         print("venus-edge: frames are captured and journaled, but this frontend does not see them; the embedded "
               "default reads text in them, an Omni bundle (--bundle DIR) sees them.", file=sys.stderr)

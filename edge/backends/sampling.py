@@ -1,13 +1,7 @@
-"""Sampling rules: the reference duplex decoder's (docs/reference.md, "Decoding") for the chunk loop, and a
-plain NumPy sampler for the TTS codes; plus masks (protocol rules) and biases (test-only forcing).
+"""A plain NumPy sampler for the TTS codes, with masks and biases (test-only forcing).
 
-`ChainSampler` is what the chunk loop uses, in the reference's order: an independent draw of
-`<|chunk_eos|>` from the untouched distribution; then masks, the repetition penalty (each distinct
-recent token's logit divided by the penalty, whatever its sign), the length penalty on `<|turn_eos|>`,
-the listen scale (the `<|listen|>` logit multiplied), the listen top-k shortcut; then llama.cpp's
-own sampler chain (top-k, top-p, temperature, distribution) draws in C from its logits buffer, where
-the adjustments were written.
-`Sampler` draws in NumPy over a copy, with the sign-aware repetition penalty of the reference's TTS.
+`Sampler` draws over a copy, with the sign-aware repetition penalty of the reference's TTS. The chunk
+loop's sampler is the reference duplex decoder's (duplex_sampler.py).
 """
 from __future__ import annotations
 
@@ -110,60 +104,3 @@ class Sampler(_Rules):
             keep = int(np.searchsorted(np.cumsum(p), self.s.top_p) + 1)
             p, top = p[:keep] / p[:keep].sum(), top[:keep]
         return int(top[self.rng.choice(len(p), p=p)])
-
-
-class ChainSampler(_Rules):
-    """The duplex decoder: the chunk-end draw first, then the rules written into llama.cpp's logits buffer,
-    then llama.cpp's sampler chain draws. Only tokens of that second draw enter the repetition window."""
-
-    sign_blind = True
-
-    def __init__(self, settings: Sampling, listen_id: int, turn_eos_id: int, chunk_eos_id: int | None = None) -> None:
-        super().__init__(settings, listen_id, turn_eos_id)
-        import llama_cpp as ll
-
-        self.ll = ll
-        self.chunk_eos_id = chunk_eos_id
-        self.rng = np.random.default_rng(settings.seed)
-        self.chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
-        parts = []
-        if settings.temperature <= 0:
-            parts.append(ll.llama_sampler_init_greedy())
-        else:
-            if settings.top_k > 0:
-                parts.append(ll.llama_sampler_init_top_k(settings.top_k))
-            if settings.top_p < 1.0:
-                parts.append(ll.llama_sampler_init_top_p(settings.top_p, 1))
-            parts.append(ll.llama_sampler_init_temp(settings.temperature))
-            parts.append(ll.llama_sampler_init_dist(settings.seed & 0xFFFFFFFF))
-        for p in parts:
-            ll.llama_sampler_chain_add(self.chain, p)
-
-    def chunk_ends(self, x: np.ndarray) -> bool:
-        """The independent draw: would the untouched distribution (temperature 1) pick `<|chunk_eos|>`?"""
-        if self.chunk_eos_id is None:
-            return False
-        if self.s.temperature <= 0:
-            return int(np.argmax(x)) == self.chunk_eos_id
-        top = float(x.max())
-        p = np.exp(float(x[self.chunk_eos_id]) - top) / float(np.exp(x - top).sum())
-        return bool(self.rng.random() < p)  # the same chance as a full categorical draw landing on it
-
-    def sample(self, ctx, logits: np.ndarray, masked: np.ndarray, bias: dict[int, float] | None = None,
-               allow: np.ndarray | None = None) -> int:
-        """`logits` must be the view of the context's last output row (LlamaModel.logits(copy=False)).
-
-        With a bias (forcing) the chunk-end draw is skipped: what is forced is what comes next."""
-        if not bias and self.chunk_ends(logits):
-            return int(self.chunk_eos_id)  # type: ignore[arg-type]
-        self.apply(logits, masked, bias, allow)
-        if not bias and self.listen_outright(logits):
-            return self.listen_id
-        tok = int(self.ll.llama_sampler_sample(self.chain, ctx, -1))
-        self.remember(tok)
-        return tok
-
-    def close(self) -> None:
-        if getattr(self, "chain", None):
-            self.ll.llama_sampler_free(self.chain)
-            self.chain = None

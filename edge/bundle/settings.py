@@ -51,9 +51,12 @@ class VenusSettings:
     forced: dict[int, list[str]] = field(default_factory=dict)
     forced_after_backend: list[str] = field(default_factory=list)
     # Speech (the venus_speech decoder)
-    tts_codes_per_token: int = 8  # code cap per spoken text token
-    # Code sampling of the reference TTS (temperature 0 gives greedy codes).
-    tts_sampling: Sampling = field(default_factory=lambda: Sampling(0.8, 25, 0.85, 1.05, 512))
+    # Codes drawn per speaking chunk; the last draw is dropped, so 25 (1 s) come out, fewer only where a turn
+    # starts or ends (the reference's budget, docs/conformance.md).
+    tts_chunk_draws: int = 26
+    # Code sampling of the reference TTS: temperature, then the repetition penalty over the chunk's last 16
+    # codes (top_k and top_p are not used; temperature 0 gives greedy codes).
+    tts_sampling: Sampling = field(default_factory=lambda: Sampling(0.8, 0, 1.0, 1.05, 16))
     flow_steps: int | None = None  # None: the bundle's
 
     def __post_init__(self) -> None:
@@ -62,6 +65,8 @@ class VenusSettings:
                              f"high {self.kv_high}, n_ctx {self.n_ctx}")
         if self.kv_type not in KV_TYPES:
             raise ValueError(f"kv_type must be {listed(KV_TYPES)}, not {self.kv_type!r}")
+        if self.tts_chunk_draws < 1:
+            raise ValueError("tts_chunk_draws must be at least 1")
         if self.max_speak_tokens < 2:
             raise ValueError("max_speak_tokens must be at least 2 (one written token and <|chunk_eos|>)")
 

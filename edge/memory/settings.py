@@ -9,7 +9,8 @@ from pathlib import Path
 class MemorySettings:
     root: Path                      # the archive's folder (created on first use)
     budget_mb: float = 512.0        # disk budget; the oldest frames go first when it is exceeded
-    keep_s: float = 30 * 60.0       # frames older than this are dropped too (0: only the budget limits)
+    keep_s: float = 40 * 60.0       # frames older than this are dropped too (0: only the budget limits); the
+                                    # reference's memory_minutes=40
     thumb_side: int = 320           # the thumbnail's longer side in pixels
     jpeg_quality: int = 70
     audio_before_s: float = 2.0     # audio kept around a kept frame: [t - before, t + after], never twice

@@ -323,7 +323,11 @@ class FrontendNode(Node):
         if self.dropped:  # the journal says which results were dropped, and why
             out.info["dropped_results"], self.dropped = self.dropped, {}
         self.io.publish(decision)
-        if out.text:
+        # A speaking chunk without words still goes to a voice conditioned on states (the reference's TTS runs
+        # for it); one that ends the turn is the speech node's own empty call (its _end_turn).
+        wordless = not out.text and out.control == "speak" and out.speech is not None and not out.turn_end \
+            and not out.interrupt
+        if out.text or wordless:
             if not self.in_turn:
                 self.utterance += 1
                 self.in_turn = True

@@ -294,3 +294,17 @@ def test_vowel_shifted_voices_are_new_takes_of_training_voices_only():
     texts = phrases("omni")[:8]
     moved = [not np.array_equal(speaker.say(t, take), speaker.say(t, plain_take)) for t in texts]
     assert sum(moved) >= len(texts) // 2, "most phrases said by a vowel-shifted voice sound as the plain one"
+
+
+def test_the_trained_bundle_speaks_the_references_budget_per_chunk(omni_bundle):
+    """A session of the trained tiny Omni through its frontend and voice: 25 codes per speaking chunk inside a
+    turn, a wordless one included (docs/conformance.md, the speech budget)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "venus"))
+    from speech_budget import codes_per_chunk
+
+    counts, controls = codes_per_chunk(omni_bundle)
+    assert [counts[k] for k in (2, 3, 4)] == [25, 25, 25] and controls[3] == "speak"
+    assert counts[1] <= 25 and counts[5] <= 25 and 7 in counts

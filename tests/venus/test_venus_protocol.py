@@ -48,7 +48,7 @@ def test_chunk_layout_listen_speak_cap_and_turn_end(omni):
         assert not out.turn_end
         # Mid-turn, listen is refused; the turn then ends, and a chunk terminator follows in the same unit.
         out = f.step(chunk(2))
-        terminators = {ids["<|listen|>"], ids["<|chunk_eos|>"]}
+        terminators = set(f.loop.terminators)  # <|listen|>, <|chunk_eos|>, <|chunk_tts_eos|>
         assert out.info["refused"] == ["<|listen|>"] and out.turn_end and out.control == "speak"
         assert out.tokens[0] == ids["<|turn_eos|>"] and len(out.tokens) == 2 and out.tokens[1] in terminators
         # A new turn ends at once: allowed.

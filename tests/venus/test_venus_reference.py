@@ -1,13 +1,13 @@
-"""The chunk loop's context, position by position, against the reference's documented layout
-(reference_layout.json), on tiny bundles exactly as the exporter writes them.
+"""The chunk loop's context, position by position, against the reference's context built from its rules
+(reference_rules.py), on tiny bundles exactly as the exporter writes them.
 
 Every position llama.cpp is given is recorded: a token id, or for an embedding row what it is (a token's
-own embedding row, one of the chunk's audio embeddings, or a vision slice's embedding).
+own embedding row, one of the chunk's audio embeddings, or a vision slice's embedding). The reference's
+context is replayed from what the session did: each chunk's media, the tokens the model drew, the forced
+listen and the result prefilled; so a misread rule (a terminator fed early, the cap one place off, a marker
+missing or doubled) shows as a differing position.
 """
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,11 +20,10 @@ from edge.frontend.venus.frontend import VenusFrontend
 from edge.protocol.tokens import PROTOCOL_TOKENS
 
 from exported import exported_omni_bundle  # noqa: F401
+from reference_rules import CHUNK_CAP, SYSTEM_PROMPT, ReferenceContext
 from venus_support import speechy
 
-LAYOUT = json.loads((Path(__file__).parent / "reference_layout.json").read_text())
 NAMED = PROTOCOL_TOKENS + ("<slice>", "</slice>")
-ANY_TEXT = "any text"
 NS = 1_000_000_000
 # A context large enough that the window never slides here (positions stay those of the record).
 SETTINGS = {"n_ctx": 2048, "kv_high": 2000, "kv_low": 1500, "threads": 1}
@@ -83,45 +82,24 @@ def recorder(monkeypatch) -> Recorder:
     return rec
 
 
-def expected(items: list, llm: LlamaModel, texts: dict[str, str] | None = None, repeat: int = 0) -> list:
-    """The reference's layout items as positions: token ids, "audio", "slice", ANY_TEXT or a set of ids."""
-    out: list = []
-    for it in items:
-        if it == "audio":
-            out += ["audio"] * LAYOUT["audio_embeddings_per_second"]
-        elif it == "slice":
-            out += ["slice"] * LAYOUT["embeddings_per_slice"]
-        elif isinstance(it, str):
-            [tok] = llm.tokenize(it, special=True)
-            out.append(tok)
-        elif "text" in it:
-            out += llm.tokenize((texts or {})[it["text"]], special=False)
-        elif "any_text" in it:
-            out += [ANY_TEXT] * it["any_text"]
-        elif "one_of" in it:
-            out.append({llm.tokenize(t, special=True)[0] for t in it["one_of"]})
-        elif "repeat" in it:
-            out += expected(it["repeat"], llm, texts) * repeat
-    return out
+def reference(llm: LlamaModel) -> ReferenceContext:
+    def special(name: str) -> int | None:
+        ids = llm.tokenize(name, special=True)
+        return ids[0] if len(ids) == 1 else None
+    return ReferenceContext(special, lambda text: llm.tokenize(text, special=True))
 
 
-def check(log: list, want: list, specials: set[int]) -> None:
-    assert len(log) == len(want), f"{len(log)} positions, the reference's layout has {len(want)}"
+def check(log: list, want: list) -> None:
     for pos, (got, exp) in enumerate(zip(log, want)):
-        if exp == ANY_TEXT:
-            ok = isinstance(got, int) and got not in specials
-        elif isinstance(exp, set):
-            ok = got in exp
-        else:
-            ok = got == exp
-        assert ok, f"position {pos}: {got!r}, the reference's layout has {exp!r}"
+        assert got == exp, f"position {pos}: {got!r}, the reference's rules give {exp!r}"
+    assert len(log) == len(want), f"{len(log)} positions, the reference's rules give {len(want)}"
 
 
 def frame(k: int, w: int = 56, h: int = 42) -> list[Frame]:
     return [Frame(k * NS, np.full((h, w, 3), 30 + 20 * k, np.uint8))]
 
 
-def test_omni_context_follows_the_reference_layout_token_by_token(exported_omni_bundle, recorder):
+def test_omni_context_follows_the_reference_rules_token_by_token(exported_omni_bundle, recorder):
     words, result, long = "Hello there", "It is sunny in Paris.", "one two three four five six seven eight nine ten"
     forced = {0: ["<|listen|>"], 1: ["<|speak|>", words, "<|turn_eos|>"], 2: ["<|listen|>"],
               3: ["<|speak|>", long], 4: ["more words", "<|chunk_eos|>"]}
@@ -129,25 +107,27 @@ def test_omni_context_follows_the_reference_layout_token_by_token(exported_omni_
     recorder.watch(f)
     llm, out = f.llm, {}
     try:
-        assert f.s.max_speak_tokens == LAYOUT["chunk_cap"] and f.s.system_prompt == LAYOUT["system_prompt"]["text"]
+        assert f.s.max_speak_tokens == CHUNK_CAP and f.s.system_prompt == SYSTEM_PROMPT
+        ref = reference(llm)
         for k, frames in ((0, frame(0)), (1, []), (2, []), (3, frame(3)), (4, [])):
             if k == 2:
                 f.deliver(ResultToSay("w:r1", result, "w"))
             out[k] = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k), frames))
-        f.yield_turn()  # the user took the floor after chunk 4: the reference's forced listen
-        u, o = LAYOUT["unit_input"], LAYOUT["unit_output"]
-        texts = {"words": words, "result": result}
-        want = llm.tokenize(LAYOUT["system_prompt"]["text"], special=True)
-        for items in (u["frame"] + o["listen"], u["audio"] + o["turn_end"],
-                      u["audio"] + o["listen"] + LAYOUT["backend"]["after_listen_unit"],
-                      u["frame"] + o["speak_to_cap"], u["audio"] + o["forced_listen"]):
-            want += expected(items, llm, texts)
-        specials = {llm.tokenize(t, special=True)[0] for t in NAMED}
-        check(recorder.log, want, specials)
+            ref.prefill([1] * len(frames), 1.0)
+            if k == 4:
+                continue
+            ref.generate(out[k].tokens)
+            ref.finalize()
+            if k == 2:
+                ref.backend(llm.tokenize(result, special=False))
+        f.yield_turn()  # the user took the floor after chunk 4: the reference's forced listen in that unit
+        ref.forced_listen()
+        ref.finalize()
+        check(recorder.log, ref.seq)
         assert llm.n_past == len(recorder.log)
         # What the loop reported agrees: the result injected after the listen unit is what the next turn speaks.
         assert out[2].info["injected"] == ["w:r1"] and out[3].backend_id == "w:r1"
-        assert out[1].turn_end and out[1].text == words and len(out[3].tokens) == LAYOUT["chunk_cap"]
+        assert out[1].turn_end and out[1].text == words and len(out[3].tokens) == CHUNK_CAP
     finally:
         f.close()
 
@@ -157,25 +137,65 @@ def test_a_frame_of_several_slices_is_marked_slice_by_slice(exported_omni_bundle
                                                                      "forced": {"*": ["<|listen|>"]}}))
     recorder.watch(f)
     try:
-        n0 = len(recorder.log)
-        f.step(Chunk(0, 0, NS, speechy(1.0), frame(0, 896, 448)))  # twice as wide as 448: two slices and the view
-        items = LAYOUT["unit_input"]["frame_sliced"] + LAYOUT["unit_output"]["listen"]
-        specials = {f.llm.tokenize(t, special=True)[0] for t in NAMED}
-        check(recorder.log[n0:], expected(items, f.llm, repeat=2), specials)
+        ref = reference(f.llm)
+        out = f.step(Chunk(0, 0, NS, speechy(1.0), frame(0, 896, 448)))  # twice as wide as 448: the view + 2
+        ref.prefill([3], 1.0)
+        ref.generate(out.tokens)
+        ref.finalize()
+        check(recorder.log, ref.seq)
     finally:
         f.close()
 
 
-def test_audio_context_follows_the_reference_layout(exported_audio_bundle, recorder):
+def test_every_frame_queued_with_a_chunk_enters_its_unit(exported_omni_bundle, recorder):
+    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "forced": {"*": ["<|listen|>"]}}))
+    recorder.watch(f)
+    try:
+        ref = reference(f.llm)
+        two = [Frame(0, np.full((42, 56, 3), 40, np.uint8)), Frame(NS // 2, np.full((42, 56, 3), 90, np.uint8))]
+        out = f.step(Chunk(0, 0, NS, speechy(1.0), two))
+        ref.prefill([1, 1], 1.0)
+        ref.generate(out.tokens)
+        ref.finalize()
+        check(recorder.log, ref.seq)
+    finally:
+        f.close()
+
+
+def test_typed_text_and_the_prompt_enter_the_next_unit_after_its_media(exported_omni_bundle, recorder):
+    from edge.frontend.venus.frontend import build
+    from edge.protocol.strip import strip_protocol_tokens
+
+    f = build({"frontend_arg": str(exported_omni_bundle), "prompt": "Describe the room.",
+               "venus": {**SETTINGS, "forced": {"*": ["<|listen|>"]}}})
+    recorder.watch(f)
+    try:
+        ref = reference(f.llm)
+        for k, typed in ((0, "Describe the room."), (1, None), (2, "What colour is the <|speak|> wall?")):
+            if k == 2:
+                assert f.type_text(typed)
+            out = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k)))
+            ref.prefill([], 1.0)
+            if typed:  # plain text: a protocol token typed by the user is text, never the token
+                ref.typed(f.llm.tokenize(strip_protocol_tokens(typed).strip(), special=False))
+            ref.generate(out.tokens)
+            ref.finalize()
+        check(recorder.log, ref.seq)
+    finally:
+        f.close()
+
+
+def test_audio_context_follows_the_reference_rules(exported_audio_bundle, recorder):
     f = VenusFrontend(exported_audio_bundle, VenusSettings.from_dict({
         **SETTINGS, "forced": {0: ["<|listen|>"], 1: ["<|speak|>", "Hi", "<|turn_eos|>"]}}))
     recorder.watch(f)
     try:
+        ref = reference(f.llm)
         for k in range(2):
-            f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k)))
-        u, o = LAYOUT["unit_input"], LAYOUT["unit_output"]
-        want = f.llm.tokenize(LAYOUT["system_prompt"]["text"], special=True)
-        want += expected(u["audio"] + o["listen"] + u["audio"] + o["turn_end"], f.llm, {"words": "Hi"})
-        check(recorder.log, want, {f.llm.tokenize(t, special=True)[0] for t in NAMED})
+            out = f.step(Chunk(k, k * NS, (k + 1) * NS, speechy(1.0, seed=k)))
+            ref.prefill([], 1.0)
+            ref.generate(out.tokens)
+            ref.finalize()
+        check(recorder.log, ref.seq)
     finally:
         f.close()

@@ -13,7 +13,7 @@ from venus_support import BASE
 
 @pytest.fixture(scope="module")
 def voice(omni_bundle):
-    v = VenusVoice(omni_bundle, VenusSettings.from_dict({**BASE, "tts_codes_per_token": 6}))
+    v = VenusVoice(omni_bundle, VenusSettings.from_dict({**BASE, "tts_chunk_draws": 26}))
     yield v
     v.close()
 
@@ -25,12 +25,13 @@ def test_projection_is_l2_normalised_and_added_to_the_text_embedding(voice):
     np.testing.assert_allclose(np.linalg.norm(proj, axis=1), 1.0, rtol=1e-5)
     cond = voice.tts.condition([5, 6, 7], hidden)
     np.testing.assert_allclose(cond[:3] - voice.tts.emb_text[[5, 6, 7]], proj, atol=1e-5)
-    # Then the text-end and audio-begin text embeddings (the tiny vocabulary's <|tts_eos|>, <|tts_bos|>,
-    # resolved by the exporter and read from the manifest).
+    # Then the audio-begin text embedding alone (the tiny vocabulary's <|tts_bos|>, resolved by the exporter and
+    # read from the manifest): the reference's duplex condition has no text-end row.
     eos, bos = (voice.vocab().tokenize(t, special=True)[0] for t in ("<|tts_eos|>", "<|tts_bos|>"))
     assert (voice.bundle.runtime.tts.text_eos_id, voice.bundle.runtime.tts.audio_bos_id) == (eos, bos)
-    np.testing.assert_array_equal(cond[3:], voice.tts.emb_text[[eos, bos]])
-    assert voice.tts.condition([5], hidden[:1], final=False).shape[0] == 2  # mid-turn: no text-end
+    np.testing.assert_array_equal(cond[3:], voice.tts.emb_text[[bos]])
+    assert len(cond) == 4
+    assert voice.tts.condition([], None).shape[0] == 1  # a wordless chunk: audio-begin alone
     with pytest.raises(ValueError, match="hidden states must be"):
         voice.tts.condition([5, 6], hidden)
 
@@ -43,7 +44,7 @@ def test_hidden_states_change_the_codes_and_audio_is_24k(voice):
     codes_a = voice.tts.codes(ids, a, 30)
     assert np.array_equal(codes_a, voice.tts.codes(ids, a, 30))  # seeded sampling: reproducible
     assert not np.array_equal(codes_a, voice.tts.codes(ids, b, 30))
-    assert len(codes_a) <= 30 and codes_a.max() < voice.tts.n_speech
+    assert len(codes_a) <= 29 and (len(codes_a) == 0 or codes_a.max() < voice.tts.n_speech)
     pieces = list(voice.synthesize_states("words", ids, a))
     assert voice.sample_rate == 24000 and all(p.dtype == np.float32 for p in pieces)
     total = sum(len(p) for p in pieces)

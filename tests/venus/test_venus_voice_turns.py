@@ -29,7 +29,7 @@ from edge.wire.envelope import Envelope, decode
 
 from venus_support import BASE
 
-GREEDY = {**BASE, "tts_codes_per_token": 6, "tts_sampling": {"temperature": 0.0, "repetition_penalty": 1.0}}
+GREEDY = {**BASE, "tts_chunk_draws": 26, "tts_sampling": {"temperature": 0.0, "repetition_penalty": 1.0}}
 SIZES = (5, 7, 4)  # spoken tokens per chunk of the turn
 
 
@@ -52,11 +52,15 @@ def whole_turn_codes(voice, chunks) -> list[np.ndarray]:
     try:
         out = []
         for i, (ids, hidden) in enumerate(chunks):
-            logits = model.prefill_embeddings(voice.tts.condition(ids, hidden, final=i == len(chunks) - 1), True)
+            logits = model.prefill_embeddings(voice.tts.condition(ids, hidden), True)
             codes: list[int] = []
-            while len(codes) < 6 * len(ids):
-                code = int(np.argmax(logits))
-                if code >= voice.tts.n_speech:
+            may_end = i in (0, len(chunks) - 1)  # only where the turn starts or ends
+            for t in range(26):  # the reference's budget: 26 draws, the last dropped
+                x = logits.astype(np.float64)
+                if not may_end:
+                    x[voice.tts.n_speech:] = -np.inf
+                code = int(np.argmax(x))
+                if code >= voice.tts.n_speech or t == 25:
                     break
                 codes.append(code)
                 logits, _ = model.step(code)

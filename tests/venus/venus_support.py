@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 # Small context so the window slides within a short test; one thread (shared CPUs).
-BASE = {"n_ctx": 512, "kv_high": 448, "kv_low": 320, "threads": 1, "tts_codes_per_token": 3}
+BASE = {"n_ctx": 512, "kv_high": 448, "kv_low": 320, "threads": 1, "tts_chunk_draws": 4}
 
 
 def speechy(seconds: float, seed: int = 0) -> np.ndarray:

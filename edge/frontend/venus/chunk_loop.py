@@ -32,12 +32,15 @@ from edge.protocol.tokens import (BACKEND_CLOSE, BACKEND_OPEN, CHUNK_EOS, IMAGE_
                                  PROTOCOL_TOKENS, TURN_EOS, UNIT_CLOSE, UNIT_OPEN, TokenMap, TokenMapError)
 from edge.backends.gguf_rows import token_rows
 from edge.frontend.venus.kv_window import KVWindow
+from edge.frontend.venus.vocab_ids import control_token, sampler_ids
 from edge.backends.llama import LlamaModel
-from edge.backends.sampling import FORCE_BIAS, ChainSampler
+from edge.backends.duplex_sampler import DuplexSampler
+from edge.backends.sampling import FORCE_BIAS
 from edge.bundle.settings import VenusSettings
 
 INPUT_ONLY = (UNIT_OPEN, UNIT_CLOSE, IMAGE_OPEN, IMAGE_CLOSE, BACKEND_OPEN, BACKEND_CLOSE)
 SLICE_OPEN, SLICE_CLOSE = "<slice>", "</slice>"  # MiniCPM-o's markers around each further image slice
+CHUNK_TTS_EOS = "<|chunk_tts_eos|>"
 
 # A chunk's media in order: ("image", one array per slice, or one array for one slice), ("audio", array).
 Media = tuple[str, "np.ndarray | list[np.ndarray]"]
@@ -75,12 +78,6 @@ def protocol_tokens(llm: LlamaModel) -> TokenMap:
     return tokens
 
 
-def control_token(llm: LlamaModel, text: str) -> int | None:
-    """The id of a single CONTROL token, or None when the vocabulary has no such token."""
-    ids = llm.tokenize(text, special=True)
-    return ids[0] if len(ids) == 1 and not llm.piece(ids[0]) else None
-
-
 def cap_sentences(text: str, sentences: int, chars: int) -> str:
     parts = re.split(r"(?<=[.!?])\s+", text.strip())
     return " ".join(parts[:sentences])[:chars].strip()
@@ -101,15 +98,17 @@ class ChunkLoop:
         self.tok = protocol_tokens(llm)
         t = self.tok.id
         self.ids = {name: t(name) for name in PROTOCOL_TOKENS}
-        self.sampler = ChainSampler(settings.sampling, t(LISTEN), t(TURN_EOS), t(CHUNK_EOS))
+        self.sampler = DuplexSampler(settings.sampling, sampler_ids(llm, self.ids))
         self.parser = DelegateParser(self.tok, llm.piece)
         self.kv = KVWindow(llm, settings.kv_high, settings.kv_low, settings.kv_compact_mb)
         base = [t(n) for n in INPUT_ONLY]
         # Masks: input-only tokens are never written; listen is not allowed while a turn is open.
         self.mask_in_turn = np.array(base + [t(LISTEN)], np.int64)
         self.mask_idle = np.array(base, np.int64)
-        self.after_turn = np.array([t(LISTEN), t(CHUNK_EOS)], np.int64)  # what may follow <|turn_eos|>
-        self.terminators = (t(LISTEN), t(CHUNK_EOS))
+        # <|chunk_tts_eos|> ends a unit as the reference's chunk terminators do, where the vocabulary has it.
+        tts_eos = control_token(llm, CHUNK_TTS_EOS)
+        self.terminators = (t(LISTEN), t(CHUNK_EOS)) + ((tts_eos,) if tts_eos is not None else ())
+        self.after_turn = np.array(self.terminators, np.int64)  # what may follow <|turn_eos|>
         self.slice_ids = (control_token(llm, SLICE_OPEN), control_token(llm, SLICE_CLOSE))
         self.in_turn = False
         self.turn_tokens = 0
@@ -121,6 +120,7 @@ class ChunkLoop:
         self.turn_work = ""  # the work the current (or last) turn speaks
         self.speaking_backend = ""
         self.text_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.typed: list[str] = []  # text typed by the user, for the next unit (the reference's text list)
         # Rows of the embedding table for the tokens a prefill uses: a chunk's whole prefill is one batch.
         named = [(n, t(n)) for n in PROTOCOL_TOKENS]
         named += [(n, i) for n, i in zip((SLICE_OPEN, SLICE_CLOSE), self.slice_ids) if i is not None]
@@ -160,6 +160,14 @@ class ChunkLoop:
         dropped, self.pending = len(kept) < len(self.pending), kept
         return dropped
 
+    def type_text(self, text: str) -> bool:
+        """Text the user typed (or `--prompt`): it enters the next unit after the chunk's media, as plain
+        text tokens (never special: typed text cannot write a protocol token)."""
+        clean = strip_protocol_tokens(text).strip()
+        if clean:
+            self.typed.append(clean)
+        return bool(clean)
+
     # --- forcing (test-only) -------------------------------------------------------------------
     def _forced(self, index: int) -> list[int]:
         out: list[int] = []
@@ -177,6 +185,9 @@ class ChunkLoop:
         (a span opened in this unit freezes its evidence there)."""
         res = ChunkResult("listen")
         seq = self._layout(media)
+        for text in self.typed:
+            seq += self.llm.tokenize(text, special=False)
+        self.typed = []
         need = sum(1 if isinstance(item, int) else len(item) for item in seq) + self.s.max_speak_tokens + 4
         self.kv.make_room(need)
         self.kv.unit_start()
@@ -212,7 +223,7 @@ class ChunkLoop:
 
     def _prefill(self, seq: list[int | np.ndarray]) -> np.ndarray:
         """One embedding batch when the token rows are known; else section by section."""
-        if self.rows is not None:
+        if self.rows is not None and all(not isinstance(i, int) or i in self.rows for i in seq):
             parts = [self.rows[item][None] if isinstance(item, int) else item for item in seq]
             return self.llm.prefill_embeddings(np.concatenate(parts).astype(np.float32), want_logits=True)
         logits = None
@@ -236,9 +247,8 @@ class ChunkLoop:
         forced = self._forced(index)
         spoken_bytes = bytearray()
         hidden: list[np.ndarray] = []
-        open_at_start, ended = self.in_turn, False
+        ended = False
         t0, c0 = time.perf_counter(), time.thread_time()
-        ctx = self.llm.ctx
         terminator = ids[CHUNK_EOS]
         while True:
             if len(res.tokens) >= self.s.max_speak_tokens - 1:
@@ -253,7 +263,7 @@ class ChunkLoop:
                     forced.pop(0)
                     continue
                 bias = {forced[0]: FORCE_BIAS}
-            tok = self.sampler.sample(ctx, logits, mask, bias, allow)
+            tok = self.sampler.sample(logits, mask, bias, allow)
             if forced and tok == forced[0]:
                 forced.pop(0)
             res.tokens.append(tok)
@@ -283,9 +293,9 @@ class ChunkLoop:
                 self.turn_tokens += 1
             else:
                 logits, _ = self.llm.step(tok, copy=False)
-        # Listen: the first token says so, or nothing of a turn happened (a lone <|chunk_eos|> while idle).
-        turnless = not (open_at_start or self.in_turn or res.turn_end or res.spoken_ids)
-        res.control = "listen" if res.tokens[0] == ids[LISTEN] or turnless else "speak"
+        # Listen: the first token says so. Any other unit is a speaking chunk, as in the reference, a lone
+        # <|chunk_eos|> while idle included: the voice runs for it (docs/conformance.md).
+        res.control = "listen" if res.tokens[0] == ids[LISTEN] else "speak"
         res.decode_tokens, res.decode_s = len(res.tokens), time.perf_counter() - t0
         res.decode_cpu_s = time.thread_time() - c0
         res.text = self.text_decoder.decode(bytes(spoken_bytes))
@@ -353,6 +363,7 @@ class ChunkLoop:
                 "seen_results": sorted(self.seen_results), "spoken_work": sorted(self.spoken_work),
                 "turn_work": self.turn_work, "speaking_backend": self.speaking_backend,
                 "parser": self.parser.get_state(), "recent": list(self.sampler.window),
+                "recent_special": list(self.sampler.special_history), "typed": list(self.typed),
                 "text": list(self.text_decoder.getstate()), "units": list(self.kv.units), "keep": self.kv.keep,
                 "slides": self.kv.slides, "max_past": self.kv.max_seen}
 
@@ -364,7 +375,8 @@ class ChunkLoop:
         self.seen_results, self.spoken_work = set(st["seen_results"]), set(st["spoken_work"])
         self.turn_work, self.speaking_backend = st["turn_work"], st["speaking_backend"]
         self.parser.set_state(st["parser"])
-        for tok in st["recent"]:
+        self.typed = list(st.get("typed", []))
+        for tok in [*st.get("recent_special", []), *st["recent"]]:
             self.sampler.remember(tok)
         self.text_decoder.setstate((bytes(st["text"][0]), int(st["text"][1])))
         self.kv.units = collections.deque(st["units"])

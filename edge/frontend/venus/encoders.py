@@ -67,7 +67,8 @@ class AudioEncoder:
 
     def _room(self) -> None:
         """At a block's start: reset the cache if the block would pass the position table."""
-        if self.past.shape[4] + math.ceil(self.block_frames / 2) > self.max_positions:
+        # As the reference: reset once the cache and the block would reach the table's length.
+        if self.past.shape[4] + math.ceil(self.block_frames / 2) >= self.max_positions:
             self.past = np.zeros(self.cache_shape, np.float32)
             self.resets += 1
 

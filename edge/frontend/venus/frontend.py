@@ -1,6 +1,6 @@
 """The Venus frontend: an exported bundle behind `step(chunk) -> ChunkOutput` (`--frontend bundle:DIR`).
 
-Per chunk: the newest frame's slices through the vision graph (Omni), the
+Per chunk: each queued frame's slices through the vision graph (Omni), the
 chunk's audio through the streaming audio encoder (any chunk length: it keeps
 its own 1 s blocks, see encoders.py), then the chunk protocol on
 llama.cpp (edge/frontend/venus/chunk_loop.py). Spoken words leave with their
@@ -81,9 +81,10 @@ class VenusFrontend(Frontend):
     def step(self, chunk: Chunk) -> ChunkOutput:
         t0 = time.perf_counter()
         media = []
-        if self.vision is not None and chunk.frames:
-            emb = self.vision.encode(chunk.frames[-1].image)  # the newest frame of the chunk, slice by slice
-            media.append(("image", np.split(emb, len(emb) // self.slice_rows)))
+        if self.vision is not None:
+            for fr in chunk.frames:  # every frame queued with the chunk, in order, as the reference flushes them
+                emb = self.vision.encode(fr.image)
+                media.append(("image", np.split(emb, len(emb) // self.slice_rows)))
         t1 = time.perf_counter()
         heard = self.audio.encode(chunk.audio)  # a chunk under a pooled step may give none
         if len(heard):
@@ -110,6 +111,8 @@ class VenusFrontend(Frontend):
         if res.injected:
             info["injected"] = res.injected
         speech = SpeechStates(res.spoken_ids, res.hidden) if res.hidden is not None else None
+        if speech is None and res.control == "speak":  # a speaking chunk without words: the voice still runs
+            speech = SpeechStates([], np.zeros((0, self.llm.n_embd), np.float32))
         return ChunkOutput(res.control, res.text,
                            [DelegateSpan(sp.instruction, sp.opened_ns, sp.closed_by) for sp in res.spans],
                            res.turn_end, interrupt, backend_id=res.backend_id if res.text else "",
@@ -120,6 +123,9 @@ class VenusFrontend(Frontend):
 
     def withdraw(self, result_id: str) -> bool:
         return self.loop.withdraw(result_id)
+
+    def type_text(self, text: str) -> bool:
+        return self.loop.type_text(text)
 
     def hear_overlaps(self, judge: OverlapJudge) -> bool:
         return False  # no transcript of the user: the judge decides from capture's activity and the audio
@@ -148,4 +154,7 @@ class VenusFrontend(Frontend):
 
 def build(config: dict) -> VenusFrontend:
     root = bundle_dir(config, "frontend_arg")
-    return VenusFrontend(root, VenusSettings.load(root, config))
+    frontend = VenusFrontend(root, VenusSettings.load(root, config))
+    if config.get("prompt"):  # --prompt: typed into the first unit
+        frontend.type_text(str(config["prompt"]))
+    return frontend

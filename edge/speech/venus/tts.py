@@ -2,10 +2,17 @@
 
 The condition of a chunk is one row per spoken token, the token's text
 embedding plus a projection (MLP `projector_semantic`, LLM width -> TTS width,
-L2-normalised when the bundle says so) of its LLM hidden state, then (only
-when the turn's text ends there) the text-end embedding, then the audio-begin
-embedding. Codes are decoded one by one (fed back as token ids through the
-code embedding) until the end code (the last code id) or the cap.
+L2-normalised when the bundle says so) of its LLM hidden state, then the
+audio-begin embedding (the reference's duplex condition: no text-end row; a
+chunk without words is the audio-begin row alone). The speech budget is the
+reference's (docs/conformance.md): a chunk draws up to 26 codes, each fed back
+through the code embedding, and the last draw is dropped unfed, so 25 codes
+(1 s of speech) come out. The end code (the last code id) is masked until the
+budget is drawn, except in the chunk a turn starts or ends in, where it may end
+the chunk's speech early. Each code is drawn as the reference's TTS draws it:
+logits over the temperature, then its repetition penalty (a code seen f times
+among this chunk's last 16 has its logit divided by penalty^f when positive,
+multiplied when negative), then a categorical draw.
 
 A turn is one TTS context, as in the reference's streaming TTS: each chunk's
 condition follows the codes of the chunks before it, positions continue, and
@@ -23,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from edge.backends.llama import LlamaModel
-from edge.backends.sampling import Sampler, Sampling
+from edge.backends.sampling import Sampling
 from edge.bundle.runtime import TTSFacts
 
 log = logging.getLogger("edge.venus")
@@ -60,7 +67,7 @@ class TTS:
     def begin_turn(self) -> None:
         """A new turn: an empty context, the sampler from its seed with no history."""
         self.model.clear()
-        self.sampler = Sampler(self.sampling, listen_id=self.eos, turn_eos_id=self.eos)  # no listen/turn rules
+        self.rng = np.random.default_rng(self.sampling.seed)
         self.starts: list[int] = []  # context position where each chunk of the turn begins
 
     def project(self, hidden: np.ndarray) -> np.ndarray:
@@ -73,8 +80,8 @@ class TTS:
             x = x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
         return x
 
-    def condition(self, token_ids: list[int], hidden: np.ndarray | None, final: bool = True) -> np.ndarray:
-        """Rows fed before a chunk's codes: one per spoken token, text-end if `final`, then audio-begin."""
+    def condition(self, token_ids: list[int], hidden: np.ndarray | None) -> np.ndarray:
+        """Rows fed before a chunk's codes: one per spoken token, then audio-begin."""
         ids = np.asarray(token_ids, np.int64)
         if len(ids) and (ids.min() < 0 or ids.max() >= len(self.emb_text)):
             raise ValueError(f"a spoken token id is outside the TTS text table of {len(self.emb_text)} entries")
@@ -83,8 +90,7 @@ class TTS:
             if hidden.shape != (len(ids), self.llm_dim):
                 raise ValueError(f"hidden states must be ({len(ids)}, {self.llm_dim}); got {list(hidden.shape)}")
             cond = cond + self.project(hidden)
-        tail = [self.text_end, self.audio_begin] if final else [self.audio_begin]
-        return np.concatenate([cond, *tail]).astype(np.float32)
+        return np.concatenate([cond, self.audio_begin]).astype(np.float32)
 
     def _make_room(self, need: int) -> None:
         """Keep the turn's first chunk and drop the oldest chunks after it until `need` positions fit."""
@@ -103,29 +109,45 @@ class TTS:
             m.clear()
             self.starts = []
 
-    def next_codes(self, token_ids: list[int], hidden: np.ndarray | None, max_codes: int,
-                   final: bool) -> np.ndarray:
-        """This chunk's codes, after everything the turn said before (`final`: the turn's text ends here)."""
+    def draw(self, logits: np.ndarray, chunk: list[int], may_end: bool) -> int:
+        """One code, as the reference's TTS draws it (see the module's note); temperature 0: argmax."""
+        sp = self.sampling
+        x = np.asarray(logits, np.float64)[: self.n_codes].copy()
+        if sp.temperature > 0:
+            x /= sp.temperature
+        if chunk and sp.repetition_penalty != 1.0:
+            seen = np.bincount(chunk[-max(1, sp.repetition_window):], minlength=len(x))[: len(x)]
+            alpha = sp.repetition_penalty ** seen
+            x = np.where(x < 0, x * alpha, x / alpha)
+        if not may_end:
+            x[self.n_speech:] = -np.inf
+        if sp.temperature <= 0:
+            return int(np.argmax(x))
+        p = np.exp(x - x.max())
+        return int(self.rng.choice(len(p), p=p / p.sum()))
+
+    def next_codes(self, token_ids: list[int], hidden: np.ndarray | None, draws: int = 26,
+                   min_draws: int = 26) -> np.ndarray:
+        """This chunk's codes, after everything the turn said before: up to `draws` drawn, the last dropped;
+        the end code cannot come before `min_draws` (0 where the turn starts or ends)."""
         m = self.model
-        cond = self.condition(token_ids, hidden, final)
-        self._make_room(len(cond) + max_codes)
+        cond = self.condition(token_ids, hidden)
+        self._make_room(len(cond) + draws)
         self.starts.append(m.n_past)
         logits = m.prefill_embeddings(cond, want_logits=True)
         out: list[int] = []
-        none = np.zeros(0, np.int64)
-        while len(out) < max_codes and logits is not None:
-            code = self.sampler.sample(logits, none)
-            if code >= self.n_speech:
-                break  # this chunk's speech is done
-            self.sampler.remember(code)
+        for t in range(draws):
+            code = self.draw(logits, out, t >= min_draws)
+            if code >= self.n_speech or t == draws - 1:
+                break  # the end code, or the budget's last draw: neither is kept nor fed
             out.append(code)
             logits, _ = m.step(code, copy=False)
         return np.asarray(out, np.int64)
 
-    def codes(self, token_ids: list[int], hidden: np.ndarray | None, max_codes: int) -> np.ndarray:
+    def codes(self, token_ids: list[int], hidden: np.ndarray | None, draws: int = 26) -> np.ndarray:
         """Speech codes for one piece of text that is a whole turn (a fresh context)."""
         self.begin_turn()
-        return self.next_codes(token_ids, hidden, max_codes, final=True)
+        return self.next_codes(token_ids, hidden, draws, 0)
 
     def close(self) -> None:
         self.model.close()

@@ -100,15 +100,14 @@ class VenusVoice:
         """One chunk's words -> the audio ready now. `turn` names the turn they belong to (the same for every
         chunk of it; None: these words are a turn of their own); `final`: the turn ends with them (empty
         words and `final` let out what the turn still holds)."""
-        if turn is None or turn != self.turn:
+        start = turn is None or turn != self.turn
+        if start:
             self._begin(turn)
-        codes = np.zeros(0, np.int64)
         cost = self.last_cost = ChunkCost()
-        if token_ids:
-            cap = max(1, self.s.tts_codes_per_token * len(token_ids))
-            t0 = time.perf_counter()
-            codes = self.tts.next_codes(token_ids, hidden, cap, final)
-            cost.tts_s, cost.codes = time.perf_counter() - t0, len(codes)
+        draws = self.s.tts_chunk_draws
+        t0 = time.perf_counter()  # every speaking chunk runs the TTS, a wordless one too (the reference's budget)
+        codes = self.tts.next_codes(token_ids, hidden, draws, 0 if start or final else draws)
+        cost.tts_s, cost.codes = time.perf_counter() - t0, len(codes)
         self.codes_total += len(codes)
         self.turn_codes.append(codes)
         pieces = self.t2w.push_codes(codes, final)
