@@ -46,9 +46,12 @@ def pareto_plot(rows: list[dict], path: Path, title: str = "") -> Path:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("KL divergence vs reference (mean, nats)")
         ax.grid(True, which="both", alpha=0.3)
+        # the legend names only the kinds of point drawn: no "with imatrix" when none was used
         ax.scatter([], [], marker="*", color="tab:red", label="reference")
-        ax.scatter([], [], marker="o", color="tab:blue", label="llama.cpp quantizer")
-        ax.scatter([], [], marker="s", color="tab:green", label="with imatrix")
+        if any(not r.get("reference") and not r.get("imatrix") for r in rows):
+            ax.scatter([], [], marker="o", color="tab:blue", label="llama.cpp quantizer, no imatrix")
+        if any(r.get("imatrix") for r in rows):
+            ax.scatter([], [], marker="s", color="tab:green", label="llama.cpp quantizer with imatrix")
         ax.legend(loc="best", fontsize=8)
     fig.suptitle(title or "Quantization sweep: cost against quality (lower KL is better)")
     fig.tight_layout()
