@@ -14,8 +14,9 @@ def caveats(rows: list[dict], meta: dict) -> list[str]:
     ref, out = _reference(rows), []
     ppl, vocab = ref.get("ppl"), ref.get("n_vocab")
     if ppl and vocab and ppl > CHANCE_FRACTION * vocab:
-        out.append(f"PPL means nothing here: the reference's perplexity ({ppl:,.0f}) is near its vocabulary size "
-                   f"({vocab:,}), i.e. it predicts the text about as well as guessing (random or untrained weights). "
+        out.append(f"PPL means nothing here: the reference's perplexity ({ppl:,.0f}) is above a tenth of its "
+                   f"vocabulary ({vocab:,} tokens), i.e. it predicts the text hardly better than guessing (random or "
+                   "untrained weights). "
                    "KL and top-1 still measure how far each precision moves from the reference.")
     if not ref.get("n_chunks"):
         out.append("listen/speak and delegate are not measured: no chunk stream was replayed (give --journal), "
