@@ -36,6 +36,9 @@ def _sweep_parser(sub) -> None:
     p.add_argument("--voice", default="",
                    help="speech decoder (token2wav flow) precisions to compare on a bundle, e.g. "
                         "fp32,fp16,int8,int8-static,int8-static-conv")
+    p.add_argument("--tts-types", default="",
+                   help="GGUF types of a bundle's TTS model to compare with its own, e.g. F16,Q8_0,Q4_K_M")
+    p.add_argument("--vocoder", default="", help="vocoder precisions to compare on a bundle: fp32,fp16,int8")
     p.add_argument("--imatrix", default="off",
                    help="off, on (compute from --calib), both (measure each type with and without), or an imatrix "
                         "file (.npz from venus-quant, .gguf from llama-imatrix)")
@@ -130,6 +133,7 @@ def cmd_sweep(a) -> int:
             from quant.voice_sweep import run_voice_sweep
 
             voice_rows = run_voice_sweep(sweep, voice)
+        speech_rows = run_speech(sweep, a) if first else []
         budget = parse_size(a.budget) if a.budget else default_budget(rows)
         ref = next(r for r in rows if r.get("reference"))
         meta = {"source": str(a.source), "reference": str(sweep.src.reference),
@@ -139,22 +143,40 @@ def cmd_sweep(a) -> int:
                 "plan": [row_key(t.name, imx) for t, imx in sweep.full_plan()],
                 "shard": f"{opts.shard[0]}/{opts.shard[1]}" if opts.shard else None,
                 "ray": opts.ray, "title": f"Quantization sweep of {Path(a.source).name}"}
-        write_all(sweep.out, rows, meta, budget, enc_rows, voice_rows)
-    print_all(sweep.out, rows, enc_rows, voice_rows, budget)
+        write_all(sweep.out, rows, meta, budget, enc_rows, voice_rows, speech_rows)
+    print_all(sweep.out, rows, enc_rows, voice_rows, budget, speech_rows)
     return 0
 
 
+def run_speech(sweep, a) -> list[dict]:
+    """The TTS type and vocoder rows (--tts-types, --vocoder) of a bundle, or why not."""
+    tts = [t.strip().upper() for t in a.tts_types.split(",") if t.strip()]
+    voc = [v.strip().lower() for v in a.vocoder.split(",") if v.strip()]
+    if not tts and not voc:
+        return []
+    if sweep.src.kind != "bundle":
+        why = f"a {sweep.src.kind} has no TTS model or vocoder; sweep a bundle built by venus-export build"
+        return [{"part": part, "precision": p, "status": "failed", "error": why}
+                for part, ps in (("tts", tts), ("vocoder", voc)) for p in ps]
+    from quant.speech_sweep import sweep_tts, sweep_vocoder
+
+    work, threads = sweep.out / "speech", sweep.opts.n_threads
+    return (sweep_tts(sweep.src.path, tts, work, threads) if tts else []) + \
+        (sweep_vocoder(sweep.src.path, voc, work, threads, sweep.opts.repeats) if voc else [])
+
+
 def write_all(out: Path, rows: list[dict], meta: dict, budget: float, enc_rows: list[dict],
-              voice_rows: list[dict]) -> None:
+              voice_rows: list[dict], speech_rows: list[dict] | None = None) -> None:
     """The files a sweep leaves: sweep.csv, results.json, report.md and pareto.png."""
     from quant.plot import pareto_plot
     from quant.report import write_reports
 
-    write_reports(out, rows, meta, budget, enc_rows, voice_rows)
+    write_reports(out, rows, meta, budget, enc_rows, voice_rows, speech_rows)
     pareto_plot(rows, out / "pareto.png", title=meta.get("title", ""))
 
 
-def print_all(out: Path, rows: list[dict], enc_rows: list[dict], voice_rows: list[dict], budget: float) -> None:
+def print_all(out: Path, rows: list[dict], enc_rows: list[dict], voice_rows: list[dict], budget: float,
+              speech_rows: list[dict] | None = None) -> None:
     from quant.report import text_table, verdict
 
     print(text_table(rows))
@@ -169,6 +191,11 @@ def print_all(out: Path, rows: list[dict], enc_rows: list[dict], voice_rows: lis
         print()
         print(voice_text_table(voice_rows))
         print(voice_verdict(voice_rows))
+    if speech_rows:
+        from quant.speech_sweep import speech_text_table
+
+        print()
+        print(speech_text_table(speech_rows))
     print(f"\nreport: {out / 'report.md'}  plot: {out / 'pareto.png'}  csv: {out / 'sweep.csv'}")
     print(verdict(rows, budget))
 
@@ -235,10 +262,10 @@ def cmd_merge(a) -> int:
     from quant.sweep import parse_size
 
     out = Path(a.out)
-    rows, meta, enc_rows, voice_rows, missing = merge([Path(d) for d in a.dirs], out)
+    rows, meta, enc_rows, voice_rows, speech_rows, missing = merge([Path(d) for d in a.dirs], out)
     budget = parse_size(a.budget) if a.budget else default_budget(rows)
-    write_all(out, rows, meta, budget, enc_rows, voice_rows)
-    print_all(out, rows, enc_rows, voice_rows, budget)
+    write_all(out, rows, meta, budget, enc_rows, voice_rows, speech_rows)
+    print_all(out, rows, enc_rows, voice_rows, budget, speech_rows)
     if missing:
         print(f"venus-quant merge: no shard holds {', '.join(missing)}; run its shard and merge again",
               file=sys.stderr)

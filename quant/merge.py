@@ -34,8 +34,9 @@ def _same_sweep(first: Path, a: dict, d: Path, b: dict) -> None:
         raise SweepError(f"{d} was asked for other types than {first}; merge only shards of one sweep")
 
 
-def merge(dirs: list[Path], out: Path) -> tuple[list[dict], dict, list[dict], list[dict], list[str]]:
-    """(rows in table order, meta, encoder rows, speech decoder rows, row labels no shard holds)."""
+def merge(dirs: list[Path], out: Path) -> tuple[list[dict], dict, list[dict], list[dict], list[dict], list[str]]:
+    """(rows in table order, meta, encoder rows, speech decoder rows, TTS and vocoder rows, row labels no shard
+    holds)."""
     loaded = [(d, _load(d)) for d in dirs]
     d0, first = loaded[0]
     for d, data in loaded[1:]:
@@ -53,9 +54,10 @@ def merge(dirs: list[Path], out: Path) -> tuple[list[dict], dict, list[dict], li
     meta = {**first["meta"], "shard": None, "merged_from": [str(d) for d in dirs]}
     enc = next((data["encoders"] for _, data in loaded if data.get("encoders")), [])
     voice = next((data["voice"] for _, data in loaded if data.get("voice")), [])
+    speech = next((data["speech"] for _, data in loaded if data.get("speech")), [])
     out.mkdir(parents=True, exist_ok=True)
     identity = {k: v for k, v in (meta.get("identity") or {}).items() if k != "shard"}
     meta["identity"] = identity
     (out / "sweep.json").write_text(json.dumps(identity, indent=2))
     (out / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return rows, meta, enc, voice, missing
+    return rows, meta, enc, voice, speech, missing

@@ -103,7 +103,8 @@ def text_table(rows: list[dict]) -> str:
 
 
 def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
-                  encoder_rows: list[dict] | None = None, voice_rows: list[dict] | None = None) -> dict[str, Path]:
+                  encoder_rows: list[dict] | None = None, voice_rows: list[dict] | None = None,
+                  speech_rows: list[dict] | None = None) -> dict[str, Path]:
     paths = {"csv": out / "sweep.csv", "json": out / "results.json", "md": out / "report.md"}
     fields = csv_fields(rows)
     with open(paths["csv"], "w", newline="") as f:
@@ -123,7 +124,8 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
     best = best_under(rows, budget_mb)
     paths["json"].write_text(json.dumps({"meta": meta, "budget_mb": budget_mb, "rows": rows,
                                          "best": label(best) if best else None,
-                                         "encoders": encoder_rows or [], "voice": voice_rows or []}, indent=2))
+                                         "encoders": encoder_rows or [], "voice": voice_rows or [],
+                                         "speech": speech_rows or []}, indent=2))
     md = [f"# Quantization sweep: {meta.get('source', '')}", "",
           f"Reference: {meta.get('reference_type')} ({meta.get('reference')}). Quality is measured against it "
           f"over {meta.get('n_eval_tokens', '?')} tokens of evaluation text; listen/speak and delegate "
@@ -146,6 +148,10 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
         from quant.voice_sweep import voice_markdown
 
         md += ["", "## Speech decoder (token2wav flow; vocoder FP32)", "", voice_markdown(voice_rows)]
+    if speech_rows:
+        from quant.speech_sweep import speech_markdown
+
+        md += ["", "## TTS model type and vocoder precision", "", speech_markdown(speech_rows)]
     md += ["", f"Imatrix: {meta.get('imatrix_note', '')}", "", "![Pareto plot](pareto.png)", "",
            verdict(rows, budget_mb), ""]
     paths["md"].write_text("\n".join(md))
