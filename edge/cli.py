@@ -10,10 +10,10 @@ from importlib import resources
 from pathlib import Path
 
 from edge.detect.asr import MODELS as ASR_MODELS
+from edge.formats import KV_TYPES
 
 BENCHES = ("graph", "voice", "harness", "llm", "duplex", "speaker", "memory", "asr", "idle", "answers", "chat", "wake",
            "tool")
-KV_TYPES = ("f16", "q8_0", "q4_0")
 
 
 def _positive_int(text: str) -> int:
@@ -181,7 +181,9 @@ def run(argv: list[str]) -> int:
                 print(f"venus-edge: cannot create the sessions folder {Path(journal).parent} "
                       f"({exc.strerror or exc}); choose a journal path with --journal", file=sys.stderr)
                 return 2
-        prune_sessions(Path(journal).parent, keep, active=Path(journal))
+        from edge.harness.store import prune_finished
+
+        prune_sessions(Path(journal).parent, keep, active=Path(journal), prune_store=prune_finished)
     # The session's settings are built here once; SessionConfig holds every default (threads included).
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
@@ -233,9 +235,9 @@ def replay_main(argv: list[str]) -> int:
     p.add_argument("--harness", help="harness settings to replay with (skills, MCP servers, chat): a journal's own "
                                      "are never started")
     args = p.parse_args(argv)
+    from edge.replay import replay
     from edge.settings import SettingsError
     from edge.timeline.journal import JournalError
-    from edge.timeline.replay import replay
 
     try:
         harness = None

@@ -1,8 +1,13 @@
-"""`venus-edge --list-devices`: microphones, speakers and cameras this machine can open."""
+"""`venus-edge --list-devices`: microphones, speakers and cameras this machine can open; `DeviceError` when one
+cannot be opened (one sentence: what was not found and what to do instead)."""
 from __future__ import annotations
 
 import glob
 from pathlib import Path
+
+
+class DeviceError(RuntimeError):
+    pass
 
 
 def list_devices() -> str:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from edge.capture.audio import mic_is_file
 from edge.capture.room import RoomSettings
 from edge.detect.wake import WAKE_WORDS, WakeWordError, wake_name
+from edge.formats import KV_TYPES, listed
 
 
 class SettingsError(ValueError):
@@ -67,7 +68,7 @@ class SessionConfig:
     threads: int = setting(factory=default_threads, must=(lambda v: v >= 1, "at least 1"))
     video_fps: float = setting(1.0, must=(lambda v: v >= 0, "0 or more"))  # 0: the camera is not read
     context: int | None = setting(None, must=(lambda v: v is None or v >= 256, "at least 256 tokens"))  # None: the frontend's own
-    kv_type: str | None = setting(None, must=(lambda v: v in (None, "f16", "q8_0", "q4_0"), "f16, q8_0 or q4_0"))  # None: f16
+    kv_type: str | None = setting(None, must=(lambda v: v is None or v in KV_TYPES, listed(KV_TYPES)))  # None: f16
     echo_cancel: str | bool = "auto"  # auto: on for a live microphone; false where the device cancels echo itself
     room_echo: dict | bool | None = None  # tests and benchmarks: mix the assistant's output back into the microphone
     barge_in: bool = True  # duck on speech onset over playback, then the barge-in policy decides

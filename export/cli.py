@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from edge.formats import VARIANTS
 from export.errors import ExportError
 
 
@@ -20,13 +21,13 @@ def _parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("tiny", help="write a tiny checkpoint with the real layout and seeded random weights")
     t.add_argument("out", type=Path)
-    t.add_argument("--variant", choices=("omni", "audio"), default="omni")
+    t.add_argument("--variant", choices=VARIANTS, default="omni")
     t.add_argument("--seed", type=int, default=0)
 
     tt = sub.add_parser("train-tiny", help="a tiny checkpoint with the real layout, trained on synthetic "
                                            "full-duplex sessions (cached; minutes on a CPU the first time)")
     tt.add_argument("out", type=Path)
-    tt.add_argument("--variant", choices=("omni", "audio"), default="audio")
+    tt.add_argument("--variant", choices=VARIANTS, default="audio")
     tt.add_argument("--seed", type=int, default=0)
     tt.add_argument("--steps", type=int, default=0, help="training steps (0: the variant's default)")
     tt.add_argument("--retrain", action="store_true", help="train again even when the cache holds the result")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from edge.formats import ONNX_PRECISIONS
 from export.errors import ExportError
 
-ENCODER_ORDER = ("int8", "fp16", "fp32")  # most compact first
+ENCODER_ORDER = tuple(reversed(ONNX_PRECISIONS))  # most compact first
 
 
 def check_fit(config: dict, variant: str, device: str, llm_types: list[str], encoders: list[str],

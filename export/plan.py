@@ -15,47 +15,21 @@ import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
+from edge.formats import BOARDS, KV_BITS, ONNX_BYTES, VARIANTS, Board
 from export.gguf_types import TYPES
 
 GB = 1e9
 GIB = 2**30
 
 
-@dataclass(frozen=True)
-class Device:
-    name: str
-    label: str
-    memory_gib: float  # what the OS sees (Jetson: MemTotal after firmware carve-outs)
-    os_reserve_gb: float  # kernel, system services, no desktop (the README says turn it off on 8 GB boards)
-    bandwidth_gbs: float
-    ai_tops: float  # headline sparse INT8 TOPS; only scales the measured vision encode time
-    unified: bool  # CPU and GPU share the memory (Jetson, CPU-only); False: a discrete card
-    gpu: bool
-    nvpmodel: str = ""  # power mode names, first choice first (matched against /etc/nvpmodel.conf)
-    swap_gb: int = 0  # swap file for CPU-side pages; CUDA allocations never swap
-
-
-DEVICES: dict[str, Device] = {d.name: d for d in (
-    Device("orin-agx-64", "Jetson AGX Orin 64GB", 61.4, 1.5, 204.8, 275, True, True, "MAXN", 0),
-    Device("orin-agx-32", "Jetson AGX Orin 32GB", 30.6, 1.5, 204.8, 200, True, True, "MAXN", 0),
-    Device("orin-nx-16", "Jetson Orin NX 16GB", 15.3, 1.2, 102.4, 100, True, True, "MAXN,MAXN_SUPER", 4),
-    Device("orin-nx-8", "Jetson Orin NX 8GB", 7.4, 1.0, 102.4, 70, True, True, "MAXN,MAXN_SUPER", 4),
-    Device("orin-nano-8", "Jetson Orin Nano 8GB", 7.4, 1.0, 68.0, 40, True, True, "15W", 4),
-    Device("orin-nano-8-super", "Jetson Orin Nano 8GB (Super, JetPack 6.2)", 7.4, 1.0, 102.0, 67, True, True,
-           "MAXN_SUPER", 4),
-    Device("orin-nano-4", "Jetson Orin Nano 4GB", 3.4, 0.8, 34.0, 20, True, True, "10W", 2),
-    Device("rtx-4090", "GeForce RTX 4090 (24 GB)", 23.6, 0.6, 1008.0, 1321, False, True),
-    Device("cpu", "Laptop CPU (16 GB, dual-channel DDR5)", 15.3, 4.0, 60.0, 10, True, False),
-)}
+# The boards, with the numbers the plan is made of (edge/formats.py: the device checks a bundle's target there).
+Device = Board
+DEVICES: dict[str, Device] = BOARDS
 
 # Average bits per weight over a whole model's tensor mix (K-quants keep some tensors at higher precision):
 # the GGUF type table's figures (export/gguf_types.py). PLANNED: the types a plan lists when none are named.
 LLM_BITS: dict[str, float] = {name: t.bpw for name, t in TYPES.items()}
 PLANNED: tuple[str, ...] = tuple(name for name, t in TYPES.items() if t.planned)
-KV_BITS: dict[str, float] = {"f16": 16.0, "q8_0": 8.5, "q4_0": 4.5}
-# ONNX/TensorRT weights; biases and norms stay fp32 whatever the precision.
-ONNX_BYTES: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "int8": 1.0}
-VARIANTS = ("omni", "audio")
 
 
 @dataclass(frozen=True)

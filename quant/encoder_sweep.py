@@ -23,11 +23,12 @@ import numpy as np
 
 from edge.audio_format import RATE
 from edge.backends.llama import LlamaError, LlamaModel
+from edge.formats import ONNX_PRECISIONS
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkStream, replay, single_id
 from quant.metrics import compare_distributions, decision_agreement, embedding_error, log_softmax
 
-PRECISIONS = ("fp32", "fp16", "int8")
+PRECISIONS = ONNX_PRECISIONS
 N_SAMPLES = 4
 
 

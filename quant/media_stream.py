@@ -17,11 +17,12 @@ import numpy as np
 from edge.backends.onnx import OnnxGraph
 from edge.bundle.runtime import RuntimeConfig, read_runtime
 from edge.bundle.settings import VenusSettings
+from edge.formats import ONNX_PRECISIONS
 from edge.frontend.venus.encoders import AudioEncoder, VisionEncoder
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkRecord, ChunkStream, Segment
 
-BEST_FIRST = ("fp32", "fp16", "int8")
+BEST_FIRST = ONNX_PRECISIONS
 
 
 def best_graph(graphs: dict[str, Path]) -> Path | None:

@@ -13,10 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from edge.formats import JETSON_BOARDS
 from export.plan import DEVICES, LLM_BITS, FitResult, GIB, plan, plan_fit, vision_fps
 
-BOARDS = ("orin-agx-64", "orin-agx-32", "orin-nx-16", "orin-nx-8", "orin-nano-8", "orin-nano-8-super",
-          "orin-nano-4")
+BOARDS = JETSON_BOARDS
 CONTEXTS = (8192, 4096, 2048)
 Q4 = LLM_BITS["Q4_K_M"]
 

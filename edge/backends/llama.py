@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.formats import KV_TYPES
+
 
 def library():
     """llama_cpp with llama.cpp's own logging off (its lines would drown progress bars and reports)."""
@@ -26,14 +28,14 @@ class LlamaError(RuntimeError):
     pass
 
 
-KV_TYPES = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0", "q4_0": "GGML_TYPE_Q4_0"}
+KV_GGML = {t: f"GGML_TYPE_{t.upper()}" for t in KV_TYPES}  # llama.cpp's name of each KV-cache type
 
 
 def kv_ggml_type(ll, kv_type: str) -> int:
     """llama.cpp's number for a KV cache type name (f16, q8_0, q4_0)."""
     if kv_type not in KV_TYPES:
         raise LlamaError(f"the KV cache type must be one of {', '.join(KV_TYPES)}, not {kv_type!r}")
-    return int(getattr(ll, KV_TYPES[kv_type]))
+    return int(getattr(ll, KV_GGML[kv_type]))
 
 
 def _tokenize(ll, vocab, text: str, special: bool) -> list[int]:

@@ -12,12 +12,25 @@ the adjustments were written.
 from __future__ import annotations
 
 import collections
+from dataclasses import dataclass
 
 import numpy as np
 
-from edge.bundle.settings import Sampling
-
 FORCE_BIAS = 1e4  # large and finite: +inf misbehaves with temperature
+
+
+@dataclass
+class Sampling:
+    # The first five are positional in a few places (the TTS code sampler): keep their order.
+    temperature: float = 0.7  # 0 or below: greedy
+    top_k: int = 20
+    top_p: float = 0.8
+    repetition_penalty: float = 1.05
+    repetition_window: int = 512
+    listen_scale: float = 1.0  # multiplies the <|listen|> logit (the reference's listen_prob_scale)
+    length_penalty: float = 1.0  # on the <|turn_eos|> logit only: divides it when positive, multiplies it otherwise
+    listen_top_k: int | None = None  # listen is chosen outright when fewer than this many tokens outrank it
+    seed: int = 0
 
 
 class _Rules:

@@ -26,9 +26,9 @@ from edge import messages as m
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
 from edge.bargein.overlap_asr import OverlapTranscriber
-from edge.bargein.policy import BargeInPolicy, Decision, Overlap
+from edge.bargein.policy import BargeInPolicy
 from edge.bargein.voice import VoiceCue
-from edge.frontend.base import Chunk, ChunkOutput, Frontend
+from edge.frontend.base import Chunk, ChunkOutput, Decision, Frontend, Overlap
 from edge.wire import Envelope
 
 NS = 1_000_000_000

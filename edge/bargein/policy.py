@@ -22,13 +22,13 @@ import re
 import statistics
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from edge.bargein import words as barge_in
 from edge.bargein.voice import VoiceCue
 from edge.detect.level import speech_level_db
+from edge.frontend.base import Decision, Overlap
 
 MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
 
@@ -123,34 +123,6 @@ def opens_an_address(text: str) -> bool:
     ws = barge_in.words(text)
     return 0 < len(ws) <= 3 and ws[0] in GREETINGS and not any(w in barge_in.STOP_WORDS and w not in GREETINGS
                                                                for w in ws)
-
-
-@dataclass
-class Overlap:
-    """What the frontend knows of speech that started while the assistant was speaking."""
-
-    text: str  # transcript so far
-    audio: np.ndarray  # the overlapping speech so far, 16 kHz mono
-    voiced_ms: float  # how much of it the VAD called speech
-    ongoing: bool  # still being spoken at this boundary
-    own_words: set[str] = field(default_factory=set)  # words of the reply recently spoken
-
-
-@dataclass
-class Decision:
-    decision: str  # see the module docstring
-    words: list[str]
-    reason: str
-    level_db: float | None = None
-    user_level_db: float | None = None
-    similarity: float | None = None  # to the user's enrolled voice, when it was weighed
-    threshold: float | None = None  # ... and the similarity under which it is another voice
-    reread: str | None = None  # the second reading of the words, when there was one
-    reread_ms: float | None = None  # ... and what it cost
-
-    @property
-    def interrupts(self) -> bool:
-        return self.decision == "interrupt"
 
 
 def by_words(o: Overlap) -> Decision:

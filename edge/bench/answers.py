@@ -37,7 +37,7 @@ SLOT_S = 12.0  # a question and its answer: a delegated one is spoken a chunk or
 
 
 def last_number(text: str) -> float | None:
-    from edge.spoken_math import numbers_in
+    from edge.language.spoken_math import numbers_in
 
     found = numbers_in(text.replace("-", " "))
     return found[-1] if found else None

@@ -24,11 +24,9 @@ from pathlib import Path, PurePosixPath
 
 from edge.bundle.manifest import MANIFEST, sha256_file
 from edge.bundle.structure import structure_problem
+from edge.formats import BOARDS, VARIANTS
 
-VARIANTS = ("omni", "audio")
-# The devices venus-export can fit a bundle to (export/plan.py's table; tests/venus keeps the two equal).
-DEVICES = ("orin-agx-64", "orin-agx-32", "orin-nx-16", "orin-nx-8", "orin-nano-8", "orin-nano-8-super",
-           "orin-nano-4", "rtx-4090", "cpu")
+DEVICES = tuple(BOARDS)  # the boards venus-export can fit a bundle to
 SITE_FILES = ("venus.json",)  # the site's settings beside the bundle (edge/bundle/settings.py)
 DEVICE_DIRS = ("engines",)  # built on the device after the bundle (edge/bundle/engines.py checks them)
 _SHA256 = re.compile(r"[0-9a-f]{64}")

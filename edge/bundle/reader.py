@@ -17,12 +17,12 @@ from pathlib import Path
 from edge.bundle.check import check_bundle
 from edge.bundle.manifest import ManifestError, load_manifest
 from edge.bundle.runtime import RuntimeConfig, RuntimeConfigError, read_runtime
+from edge.formats import GGUF_PICK_ORDER, ONNX_PRECISIONS
 
 log = logging.getLogger("edge.venus")
 
-GGUF_ORDER = ("F32", "BF16", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S", "Q4_0",
-              "IQ4_XS", "Q3_K_M", "Q2_K")
-ONNX_ORDER = ("fp32", "fp16", "int8")
+GGUF_ORDER = GGUF_PICK_ORDER  # most precise first: the pick when none is named
+ONNX_ORDER = ONNX_PRECISIONS
 GRAPHS = ("vision", "audio", "token2wav_encoder", "token2wav_step", "token2wav_vocoder")
 
 

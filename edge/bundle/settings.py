@@ -13,22 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from edge.backends.sampling import Sampling
+from edge.formats import KV_TYPES, listed
+
 
 REFERENCE_SYSTEM_PROMPT = "Streaming Omni Conversation."  # the deployed duplex system prompt (docs/reference.md)
-
-
-@dataclass
-class Sampling:
-    # The first five are positional in a few places (the TTS code sampler): keep their order.
-    temperature: float = 0.7  # 0 or below: greedy
-    top_k: int = 20
-    top_p: float = 0.8
-    repetition_penalty: float = 1.05
-    repetition_window: int = 512
-    listen_scale: float = 1.0  # multiplies the <|listen|> logit (the reference's listen_prob_scale)
-    length_penalty: float = 1.0  # on the <|turn_eos|> logit only: divides it when positive, multiplies it otherwise
-    listen_top_k: int | None = None  # listen is chosen outright when fewer than this many tokens outrank it
-    seed: int = 0
 
 
 @dataclass
@@ -71,8 +60,8 @@ class VenusSettings:
         if not 0 < self.kv_low < self.kv_high <= self.n_ctx:
             raise ValueError(f"KV marks must satisfy 0 < low < high <= n_ctx; got low {self.kv_low}, "
                              f"high {self.kv_high}, n_ctx {self.n_ctx}")
-        if self.kv_type not in ("f16", "q8_0", "q4_0"):
-            raise ValueError(f"kv_type must be f16, q8_0 or q4_0, not {self.kv_type!r}")
+        if self.kv_type not in KV_TYPES:
+            raise ValueError(f"kv_type must be {listed(KV_TYPES)}, not {self.kv_type!r}")
         if self.max_speak_tokens < 2:
             raise ValueError("max_speak_tokens must be at least 2 (one written token and <|chunk_eos|>)")
 

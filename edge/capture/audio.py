@@ -1,7 +1,7 @@
 """Audio sources: a file (WAV, FLAC, anything libsndfile reads) or a microphone (sounddevice).
 
 `--mic` picks one (`mic_is_file`); a journal is replayed through a file that
-edge/timeline/replay.py writes from its chunks. Every source yields 16 kHz mono
+edge/replay.py writes from its chunks. Every source yields 16 kHz mono
 float32. Files are read block by block, and a file or microphone at another rate goes
 through one streaming resampler, whose state carries across blocks (a resampler started
 afresh per block leaves a seam at every block edge).
@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from edge.audio_format import RATE
-from edge.capture.errors import DeviceError
+from edge.devices import DeviceError
 from kernels.resample import to_mono
 
 

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from edge.capture.errors import DeviceError
+from edge.devices import DeviceError
 
 log = logging.getLogger("edge.capture")
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".bmp")

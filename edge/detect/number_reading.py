@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from edge.backends.locate import ModelMissing
-from edge.spoken_math import arithmetic, work_out
+from edge.language.spoken_math import arithmetic, work_out
 
 # Spoken sums as previous text: whisper then expects number words and operators (not the household's words).
 PROMPT = "What is nine times six? What's fifteen plus seven? How much is seventy two divided by eight? " \

@@ -16,9 +16,38 @@ from typing import Any, Callable, ClassVar, Literal
 import numpy as np
 
 from edge.audio_format import RATE
-from edge.bargein.policy import Decision, Overlap
 
 Control = Literal["listen", "speak"]
+
+
+@dataclass
+class Overlap:
+    """What the frontend knows of speech that started while the assistant was speaking."""
+
+    text: str  # transcript so far
+    audio: np.ndarray  # the overlapping speech so far, 16 kHz mono
+    voiced_ms: float  # how much of it the VAD called speech
+    ongoing: bool  # still being spoken at this boundary
+    own_words: set[str] = field(default_factory=set)  # words of the reply recently spoken
+
+
+@dataclass
+class Decision:
+    decision: str  # interrupt, backchannel, other, background, echo, noise or pending (edge/bargein/policy.py)
+    words: list[str]
+    reason: str
+    level_db: float | None = None
+    user_level_db: float | None = None
+    similarity: float | None = None  # to the user's enrolled voice, when it was weighed
+    threshold: float | None = None  # ... and the similarity under which it is another voice
+    reread: str | None = None  # the second reading of the words, when there was one
+    reread_ms: float | None = None  # ... and what it cost
+
+    @property
+    def interrupts(self) -> bool:
+        return self.decision == "interrupt"
+
+
 # What speech over the reply means, asked at a chunk boundary (edge/bargein's judge supplies it).
 OverlapJudge = Callable[[Overlap], Decision]
 

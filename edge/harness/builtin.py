@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
-from edge.clock_question import clock_question
+from edge.language.clock_question import clock_question
 from edge.harness.capability import CapabilityError, Outcome, RunContext
-from edge.harness.spoken import clock_time, say_date
+from edge.language.say import clock_time, say_date
 from edge.harness.timers import TimerCapability
-from edge.spoken_math import work_out
+from edge.language.spoken_math import work_out
 
 _QUESTION = {
     "type": "object",

@@ -6,7 +6,7 @@ from typing import Any
 
 from edge.harness.capability import Outcome, RunContext
 from edge.harness.chat import ChatBackend
-from edge.live_facts import cannot_know, live_topic
+from edge.language.live_facts import cannot_know, live_topic
 from edge.harness.time_elsewhere import time_elsewhere
 
 SYSTEM = ("You are the helper of a friendly voice assistant, and your words are read aloud. Answer the request "

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext
 from edge.harness.mcp_http import bearer_token, http_streams, lost, why
-from edge.harness.spoken import say, say_text
+from edge.language.say import say, say_text
 from edge.tether import tethered
 
 log = logging.getLogger("edge.harness.mcp")

@@ -1,14 +1,14 @@
 """Result polishing: short speakable text, no markup, numbers and units readable aloud.
 
-Structured results (JSON, ISO times) are first said in words by `edge.harness.spoken`.
+Structured results (JSON, ISO times) are first said in words by `edge.language.say`.
 """
 from __future__ import annotations
 
 import re
 
-from edge.harness.spoken import say_text
+from edge.language.say import say_text
 from edge.protocol.strip import strip_protocol_tokens
-from edge.sentences import split_sentences
+from edge.language.sentences import split_sentences
 
 MAX_SENTENCES = 3
 MAX_CHARS = 400

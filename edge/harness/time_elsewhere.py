@@ -7,7 +7,7 @@ from datetime import datetime
 from functools import lru_cache
 from zoneinfo import ZoneInfo, available_timezones
 
-from edge.harness.spoken import clock_time
+from edge.language.say import clock_time
 
 # "what time is it in Sydney", "the current local time in Sydney, Australia", "what's the time in New York now"
 _ASKED = re.compile(r"\b(?:what time is it|what(?:'s| is) the time|(?:current |local )+time|time is it|"

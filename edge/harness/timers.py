@@ -5,7 +5,7 @@ the ring ("Your 2-minute timer is done.") goes with that answer as a `Later`: th
 harness stores it as a work item of its own, queued until its due time, and says it
 then as a result nobody asked for at that moment. A timer is never a task that
 waits: no worker is held, no timeout cuts it, no "still checking" notice is said,
-and a new question does not make it stale. The words are read by edge/timer_words.py.
+and a new question does not make it stale. The words are read by edge/language/timer_words.py.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any, Callable
 
 from edge.harness.capability import CapabilityError, Later, Outcome, RunContext, Scheduled
-from edge.harness.spoken import clock_time, join
-from edge.timer_words import ClockTime, TimerRequest, timer_request
+from edge.language.say import clock_time, join
+from edge.language.timer_words import ClockTime, TimerRequest, timer_request
 
 MAX_S = 24 * 3600.0  # longer than a day is a calendar's job
 HOW = "say it like 'set a timer for five minutes' or 'remind me in ten minutes to check the oven'"

@@ -9,7 +9,7 @@ from typing import Iterator
 import numpy as np
 import soundfile as sf
 
-from edge.sentences import SPEECH_PIECE, split_sentences
+from edge.language.sentences import SPEECH_PIECE, split_sentences
 
 class EspeakDecoder:
     name = "espeak"

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 import soundfile as sf
 
-from edge.capture.errors import DeviceError
+from edge.devices import DeviceError
 from edge.private_files import open_private, private_dir
 
 log = logging.getLogger("venus.speech.sink")

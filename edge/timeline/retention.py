@@ -6,7 +6,8 @@ session start the folder is pruned: sessions older than `max_age_days` go, then
 the oldest ones until the rest fit `max_total_mb`; the session about to start
 is never touched. A session is its journal with everything named after it
 (`<journal>.harness/`: the work-item store and frozen evidence). In the stores
-that stay, finished work items beyond the newest `keep_finished` go too.
+that stay, finished work items beyond the newest `keep_finished` go too: the store's own pruning is handed
+in by the caller (the command line gives the harness's), so the journal's folder knows nothing of the harness.
 """
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from edge.harness.store import prune_finished
+from typing import Callable
 
 log = logging.getLogger("edge.timeline")
 JOURNAL_SUFFIX = ".journal"
@@ -48,9 +48,14 @@ def _session_files(journal: Path) -> list[Path]:
     return [journal, *sorted(journal.parent.glob(journal.name + ".*"))]
 
 
+# A work-item store's pruning: (the store's file, how many finished items to keep) -> how many went.
+PruneStore = Callable[[Path, int], int]
+
+
 def prune_sessions(folder: Path, keep: Retention, active: Path | None = None,
-                   now: float | None = None) -> list[Path]:
-    """Remove old sessions from `folder`; returns the journals removed (oldest first)."""
+                   now: float | None = None, prune_store: PruneStore | None = None) -> list[Path]:
+    """Remove old sessions from `folder`; returns the journals removed (oldest first). With `prune_store`,
+    each remaining session's work-item store keeps its newest `keep.keep_finished` finished items."""
     if not folder.is_dir():
         return []
     now = time.time() if now is None else now
@@ -73,6 +78,7 @@ def prune_sessions(folder: Path, keep: Retention, active: Path | None = None,
         removed.append(journal)
     for journal in removed:
         log.info("retention: removed session %s", journal.name)
-    for store in folder.glob("*" + JOURNAL_SUFFIX + ".harness/work.sqlite"):
-        prune_finished(store, keep.keep_finished)
+    if prune_store is not None:
+        for store in folder.glob("*" + JOURNAL_SUFFIX + ".harness/work.sqlite"):
+            prune_store(store, keep.keep_finished)
     return removed

@@ -19,7 +19,7 @@ from typing import Any
 from edge.clock import MonotonicClock
 from edge.harness import states as S
 from edge.harness.assemble import build_harness
-from edge.timer_words import timer_request
+from edge.language.timer_words import timer_request
 
 ANSWERED = (S.COMPLETED, S.DELIVERING, S.DELIVERED)
 NO_TIMERS = ("I can't keep a timer or a reminder through this connection, because I could not speak up when it is "

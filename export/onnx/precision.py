@@ -9,10 +9,11 @@ from collections.abc import Iterable
 import numpy as np
 import onnx
 
+from edge.formats import ONNX_PRECISIONS
 from export.errors import ExportError
 from export.onnx import storage
 
-PRECISIONS = ("fp32", "fp16", "int8")
+PRECISIONS = ONNX_PRECISIONS  # build order: most precise first
 
 # Ops kept in FP32 inside an FP16 graph: onnxruntime has no FP16 CPU kernel for them, or they carry
 # values (positions, phases, noise schedules) where FP16 rounding is an error rather than noise.

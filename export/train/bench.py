@@ -11,6 +11,8 @@ The barge-in judge is off, so every yield measured is the model's own.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,17 +89,26 @@ def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_c
                 venus: dict, harness: dict, pace: float = 1.0) -> list[Decision]:
     """One session through the process graph; `pace` > 0 feeds the file that many times faster than real time
     on the wall clock, 0 runs it on the virtual clock (fast, but harness results then arrive after the input
-    has ended: capture publishes the whole file at once and the clock jumps to its end)."""
+    has ended: capture publishes the whole file at once and the clock jumps to its end).
+
+    The session runs in a child process (edge/bench/bundle_session.py), as `venus-edge` runs it: the build
+    never imports the runtime's process graph. What it decided is read back from its journal."""
     from edge import messages as m
-    from edge.session import SessionConfig, run_session as run
     from edge.timeline.journal import Journal
 
-    cfg = SessionConfig(mic=str(wav), camera=str(frames) if frames else None, speaker="null", journal=str(journal),
-                        realtime=pace > 0, pace=pace or 1.0, frontend=f"bundle:{bundle}", voice="null", threads=1, video_fps=1.0,
-                        echo_cancel=False, barge_in=False, extra={"venus": venus, "harness": harness})
-    report = run(cfg)  # the supervisor's defaults, as `venus-edge` runs
-    if not report.ok:
-        raise ExportError(f"The session on {wav.name} did not complete: {report.reason}.")
+    settings = {"mic": str(wav), "camera": str(frames) if frames else None, "speaker": "null",
+                "journal": str(journal), "realtime": pace > 0, "pace": pace or 1.0, "frontend": f"bundle:{bundle}",
+                "voice": "null", "threads": 1, "video_fps": 1.0, "echo_cancel": False, "barge_in": False,
+                "extra": {"venus": venus, "harness": harness}}
+    path = journal.with_name(journal.name + ".settings.json")
+    path.write_text(json.dumps(settings, indent=1) + "\n")
+    child = subprocess.run([sys.executable, "-m", "edge.bench.bundle_session", str(path)], stderr=subprocess.PIPE,
+                           text=True, check=False)
+    sys.stderr.write(child.stderr)  # the session's own log lines, as when it ran in this process
+    if child.returncode:
+        lines = [line for line in child.stderr.splitlines() if line.strip()]
+        reason = lines[-1].rstrip(".") if lines else f"its process exited with status {child.returncode}"
+        raise ExportError(f"The session on {wav.name} did not complete: {reason}.")
     decisions = [Decision(k) for k in range(n_chunks)]
     results = {msg.id: msg.text for _, msg in Journal(journal).messages(m.BackendResult)}
     for _, msg in Journal(journal).messages(m.ChunkDecision):

@@ -7,7 +7,7 @@ from edge.bench.answers import correct
 from edge.bench.answers_set import Question, generate
 from edge.bench.arithmetic_set import generate as sums
 from edge.bench.espeak_voices import english_voices, variants
-from edge.spoken_math import work_out
+from edge.language.spoken_math import work_out
 
 
 def test_the_set_is_seeded_covers_every_kind_and_avoids_the_example_voice():

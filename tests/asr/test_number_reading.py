@@ -10,7 +10,7 @@ import pytest
 
 from edge.bench import spoken
 from edge.detect import number_reading
-from edge.spoken_math import arithmetic
+from edge.language.spoken_math import arithmetic
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import pytest
 from edge import messages as m
 from edge.audio_format import RATE
 from edge.bargein.judge import BargeInJudge
-from edge.bargein.policy import BargeInPolicy, Overlap, addressed_elsewhere
+from edge.bargein.policy import BargeInPolicy, addressed_elsewhere
+from edge.frontend.base import Overlap
 from edge.detect.level import speech_level_db
 from edge.frontend.base import Chunk, ChunkOutput
 from edge.frontend.scripted import NullFrontend

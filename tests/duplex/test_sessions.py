@@ -112,7 +112,7 @@ def test_speech_over_the_reply_ducks_playback_within_100_ms(overlaps):
 
 
 def test_replaying_a_session_with_room_echo_gives_the_same_decisions(overlaps, tmp_path):
-    from edge.timeline.replay import replay
+    from edge.replay import replay
 
     j = overlaps[0]
     result = replay(j.path, verify=True, speaker=str(tmp_path / "replay.wav"))

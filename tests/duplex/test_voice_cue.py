@@ -11,7 +11,7 @@ from edge import messages as m
 from edge.audio_format import RATE
 from edge.bargein import voice as voice_cue
 from edge.bargein.judge import BargeInJudge
-from edge.bargein.policy import Overlap
+from edge.frontend.base import Overlap
 from edge.bench.duplex_suite import USER_DBFS, set_level
 from edge.detect import speaker
 from edge.frontend.base import Chunk, ChunkOutput

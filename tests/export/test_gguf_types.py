@@ -25,6 +25,6 @@ def test_planner_and_sweep_read_the_same_figure():
 
 
 def test_an_unknown_type_is_one_sentence_for_either_tool():
-    with pytest.raises(GgufTypeError, match=r"unknown GGUF type 'Q4_K'; choose from F32, F16,") as e:
+    with pytest.raises(GgufTypeError, match=r"unknown GGUF type 'Q4_K'; choose from F32, BF16, F16,") as e:
         parse_types("F16,Q4_K")
     assert isinstance(e.value, ExportError) and isinstance(e.value, ValueError)

@@ -14,7 +14,7 @@ from edge.harness.assemble import build_harness
 from edge.harness.capability import Registry
 from edge.harness.fast_route import FastRouter
 from edge.harness.router import ScriptedRouter
-from edge.harness.spoken import clock_time
+from edge.language.say import clock_time
 from edge.messages import WorkEvent
 from harness_helpers import Emitted, ScriptedCapability
 from test_harness_home import TOKEN, HomeServer, finish, said

@@ -17,7 +17,7 @@ import pytest
 from edge.clock import VirtualClock
 from edge.harness import states as S
 from edge.harness.assemble import build_harness
-from edge.harness.spoken import clock_time
+from edge.language.say import clock_time
 from harness_helpers import Emitted, advance
 
 HERE = Path(__file__).parent

@@ -14,7 +14,7 @@ from edge.harness.capability import Later
 from edge.harness.fast_route import FastRouter
 from edge.harness.router import Choice
 from edge.harness.timers import TimerCapability, say_duration, seconds_until
-from edge.timer_words import ClockTime, timer_request
+from edge.language.timer_words import ClockTime, timer_request
 from harness_helpers import Emitted, ScriptedCapability, advance
 from test_harness_home import finish, said
 

@@ -8,7 +8,7 @@ import pytest
 from edge.harness.capability import RunContext
 from edge.harness.chat import EmbeddedChat
 from edge.harness.general import GeneralCapability
-from edge.live_facts import live_topic
+from edge.language.live_facts import live_topic
 
 
 def _ctx(instruction: str) -> RunContext:
@@ -56,7 +56,7 @@ def test_the_time_elsewhere_is_read_from_the_clock_and_the_zone_data(request_, c
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from edge.harness.spoken import clock_time
+    from edge.language.say import clock_time
 
     local = EmbeddedChat()
     before = datetime.now(ZoneInfo(zone))

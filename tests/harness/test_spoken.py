@@ -1,4 +1,4 @@
-"""Structured results said as a person would say them (edge.harness.spoken, through polish)."""
+"""Structured results said as a person would say them (edge.language.say, through polish)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ from datetime import time
 import pytest
 
 from edge.harness.polish import polish
-from edge.harness.spoken import clock_time, join, say, say_text
+from edge.language.say import clock_time, join, say, say_text
 
 UNSPEAKABLE = re.compile(r'[{}\[\]"]|\d{4}-\d{2}-\d{2}')
 

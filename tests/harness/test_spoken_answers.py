@@ -8,7 +8,7 @@ from edge.harness.capability import RunContext
 from edge.harness.chat import EmbeddedChat
 from edge.harness.general import GeneralCapability
 from edge.harness.polish import polish
-from edge.sentences import split_sentences
+from edge.language.sentences import split_sentences
 
 
 def test_an_opening_and_pictographs_take_no_sentence_of_the_three():

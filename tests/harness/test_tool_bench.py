@@ -23,7 +23,7 @@ def test_the_tool_bench_times_the_tokyo_answer_from_the_journal(tmp_path, capsys
     times = [float(s.group(2)) for s in stages if s]
     assert times == sorted(times)
     answer = next(line for line in lines if line.strip().startswith("answer:"))
-    # Every spoken form of the clock (edge/harness/spoken.py): on the hour it is "8 o'clock in the morning".
+    # Every spoken form of the clock (edge/language/say.py): on the hour it is "8 o'clock in the morning".
     assert re.search(r"It's (\d{1,2}(:\d\d| o'clock) in the \w+|midnight|noon) on \w+day in Tokyo\.", answer), answer
     last = re.fullmatch(r"tool answer heard (\d+\.\d\d) s after the request \(rules\)", lines[-1])
     end = float(re.search(r"ends at (\d+\.\d\d) s", lines[0]).group(1))

@@ -1,73 +1,54 @@
-"""Layers import downward only: a module that imports upward fails here, naming the import.
+"""The layout table (docs/layout.md) is the rule: an import between the project's packages that the table does
+not allow fails here, naming the import, and so does a folder or top-level module that no row names.
 
-Imports inside functions count too: a lazy import still ties the layers together
-on a device install.
+Imports inside functions count too: a lazy import still ties the layers together on a device install.
 """
 from __future__ import annotations
 
 import ast
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
-
-# package prefix -> prefixes it must never import (checked on every module under the package).
-FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "edge.protocol": ("edge", "export", "quant", "kernels"),
-    "kernels": ("edge", "export", "quant"),
-    "edge.wire": ("edge.graph", "edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness",
-                  "edge.bench", "export", "quant"),
-    "edge.messages": ("edge.graph", "edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness",
-                      "edge.bench", "export", "quant"),
-    "edge.graph": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
-                   "edge.bargein", "export", "quant"),
-    "edge.detect": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
-                    "edge.bargein", "export", "quant"),
-    "edge.backends": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
-                      "edge.bargein", "export", "quant"),
-    "edge.bundle": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
-                    "export", "quant"),
-    "edge.frontend": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
-    "edge.speech": ("edge.nodes", "edge.harness", "edge.frontend", "edge.bench", "export", "quant"),
-    "edge.capture": ("edge.nodes", "edge.harness", "edge.frontend", "edge.speech", "edge.bench", "export", "quant"),
-    "edge.harness": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.bench", "export", "quant"),
-    "edge.bargein": ("edge.nodes", "edge.harness", "edge.speech", "edge.bench", "export", "quant"),
-    # Memory: the gate (kernels) and the detectors/backends below it, nothing above.
-    "edge.memory": ("edge.nodes", "edge.graph", "edge.wire", "edge.messages", "edge.frontend", "edge.speech",
-                    "edge.capture", "edge.harness", "edge.bargein", "edge.bundle", "edge.timeline",
-                    "edge.observe", "edge.bench", "edge.session", "edge.settings", "edge.cli", "export", "quant"),
-    "edge.nodes": ("edge.bench", "export", "quant"),
-    # Wyoming serves the device's recognizer and voice (detect, speech, backends) and answers transcripts
-    # through the harness; never the session's graph.
-    "edge.wyoming": ("edge.nodes", "edge.graph", "edge.frontend", "edge.capture", "edge.bench",
-                     "edge.session", "export", "quant"),
-    # The observer reads the bus and the supervisor: messages, wire, timeline, graph and nothing of the models.
-    "edge.observe": ("edge.nodes", "edge.frontend", "edge.speech", "edge.capture", "edge.harness", "edge.bench",
-                     "edge.bargein", "edge.detect", "edge.backends", "edge.bundle", "edge.session",
-                     "edge.settings", "export", "quant"),
-    "edge": ("export", "quant"),  # the live runtime never needs the build-time packages (torch, onnx)
-    "export": ("edge.nodes", "edge.graph", "edge.frontend", "edge.harness", "edge.capture", "quant"),
-}
+TABLE = Path("docs/layout.md")
+TOPS = ("edge", "export", "quant", "kernels", "deploy")  # where the project's Python lives
+NAMED_TOPS = ("edge", "export", "quant", "kernels")  # each folder in them (and each module of edge/) needs a row
+_PATH = re.compile(r"`((?:edge|export|quant|kernels|deploy)(?:/[\w.]+)*(?:/|\.py))`")
 
 
-# package prefix -> the only modules outside it that may import it (the supervisor reaches the observer
-# through its Watcher protocol, never by import; the graph bench attaches it as the CLI does, to time it).
-ONLY_IMPORTED_BY: dict[str, tuple[str, ...]] = {
-    "edge.observe": ("edge.cli", "edge.bench.graph"),
-}
+@dataclass(frozen=True)
+class Row:
+    units: tuple[str, ...]  # paths named in the first column: one unit
+    allowed: tuple[str, ...]  # paths in the last column: what the unit may import
 
 
-def modules(root: Path) -> list[tuple[str, Path]]:
-    out = []
-    for top in ("edge", "export", "quant", "kernels"):
+def read_table(text: str) -> list[Row]:
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) < 3 or set(cells[0]) <= {"-", " "} or cells[0] == "folder":
+            continue
+        units = tuple(_PATH.findall(cells[0]))
+        if units:
+            rows.append(Row(units, tuple(_PATH.findall(cells[-1]))))
+    return rows
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted name -> file, for every Python module of the project."""
+    out = {}
+    for top in TOPS:
         for path in sorted((root / top).rglob("*.py")):
             rel = path.relative_to(root).with_suffix("")
             parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-            out.append((".".join(parts), path))
+            out[".".join(parts)] = path.relative_to(root)
     return out
 
 
-def imports_of(name: str, path: Path) -> list[tuple[int, str]]:
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, module) for each project module this file imports; `from a import b` counts as a.b when b is a
+    module, else as a."""
     tree = ast.parse(path.read_text(), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
@@ -77,49 +58,126 @@ def imports_of(name: str, path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")
-                target = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
             else:
-                target = node.module or ""
-            found.append((node.lineno, target))
-            found += [(node.lineno, f"{target}.{a.name}") for a in node.names]
-    return found
+                base = node.module or ""
+            for a in node.names:
+                found.append((node.lineno, f"{base}.{a.name}" if f"{base}.{a.name}" in known else base))
+    out = []
+    for line, target in found:
+        while target and target not in known:  # an attribute of a module: the module
+            target = target.rpartition(".")[0]
+        if target:
+            out.append((line, target))
+    return out
 
 
-def _under(name: str, prefix: str) -> bool:
-    return name == prefix or name.startswith(prefix + ".")
+def _unit(rel: str, rows: list[Row]) -> Row | None:
+    """The row whose longest named path holds this file."""
+    best, length = None, -1
+    for row in rows:
+        for u in row.units:
+            if (rel == u or (u.endswith("/") and rel.startswith(u))) and len(u) > length:
+                best, length = row, len(u)
+    return best
+
+
+def _holds(path: str, rel: str) -> bool:
+    return rel == path or (path.endswith("/") and rel.startswith(path))
+
+
+def unnamed(root: Path, rows: list[Row]) -> list[str]:
+    """Folders (and edge's top-level modules) that no row names, and rows that name what does not exist."""
+    named = {u for row in rows for u in row.units}
+    out = [f"{u} is in {TABLE} but does not exist" for u in sorted(named) if not (root / u).exists()]
+    for top in NAMED_TOPS:
+        if f"{top}/" not in named and top != "edge":
+            out.append(f"{top}/ has no row in {TABLE}")
+        for child in sorted((root / top).iterdir()):
+            rel = child.relative_to(root).as_posix()
+            if child.is_dir() and not child.name.startswith((".", "__")) and rel + "/" not in named:
+                out.append(f"{rel}/ has no row in {TABLE}")
+            elif top == "edge" and child.suffix == ".py" and child.name != "__init__.py" and rel not in named:
+                out.append(f"{rel} has no row in {TABLE}")
+    return out
 
 
 def violations(root: Path = ROOT) -> list[str]:
-    out = set()
-    for name, path in modules(root):
-        rules = [(pkg, banned) for pkg, banned in FORBIDDEN.items() if _under(name, pkg)]
-        for line, target in imports_of(name, path):
-            for pkg, banned in rules:
-                for b in banned:
-                    if _under(target, b) and not _under(target, pkg):
-                        out.add(f"{path.relative_to(root)}:{line} imports {target} ({pkg} may not import {b})")
-            for pkg, allowed in ONLY_IMPORTED_BY.items():
-                if _under(target, pkg) and not _under(name, pkg) and name not in allowed:
-                    out.add(f"{path.relative_to(root)}:{line} imports {target} (only {', '.join(allowed)} "
-                            f"may import {pkg})")
+    rows = read_table((root / TABLE).read_text())
+    out = set(unnamed(root, rows))
+    known = modules(root)
+    for name, path in known.items():
+        rel = path.as_posix()
+        row = _unit(rel, rows)
+        if row is None:
+            continue  # a module under a folder no row names: said once above, for the folder
+        for line, target in imports_of(name, root / path, known):
+            trel = known[target].as_posix()
+            if _unit(trel, rows) is row or any(_holds(a, trel) for a in row.allowed):
+                continue
+            out.add(f"{rel}:{line} imports {target} ({', '.join(row.units)} may import "
+                    f"{', '.join(row.allowed) or 'nothing of the project'})")
     return sorted(out)
 
 
-def test_no_layer_imports_upward() -> None:
-    assert violations() == []
+def test_every_import_and_folder_is_as_the_layout_table_says() -> None:
+    found = violations()
+    assert found == [], "\n".join(found)
 
 
-def test_an_upward_import_is_named(tmp_path: Path) -> None:
-    # The checker must see a lazy upward import, or the test above proves nothing.
-    (tmp_path / "edge" / "graph").mkdir(parents=True)
-    (tmp_path / "edge" / "graph" / "sup.py").write_text("def f():\n    from edge.nodes import frontend\n")
-    (tmp_path / "edge" / "nodes").mkdir()
-    (tmp_path / "edge" / "nodes" / "speech.py").write_text("import edge.observe.metrics\n")
-    (tmp_path / "edge" / "protocol").mkdir()
-    (tmp_path / "edge" / "protocol" / "t.py").write_text("from . import spans\nimport edge.wire\n")
-    found = violations(tmp_path)
-    assert found == ["edge/graph/sup.py:2 imports edge.nodes (edge.graph may not import edge.nodes)",
-                     "edge/graph/sup.py:2 imports edge.nodes.frontend (edge.graph may not import edge.nodes)",
-                     "edge/nodes/speech.py:1 imports edge.observe.metrics (only edge.cli, edge.bench.graph may import "
-                     "edge.observe)",
-                     "edge/protocol/t.py:2 imports edge.wire (edge.protocol may not import edge)"]
+TINY_TABLE = """| folder | what lives there | may import |
+|---|---|---|
+| `edge/protocol/` | tokens | nothing of the project |
+| `edge/graph/`, `edge/wire/` | the graph | `edge/protocol/` |
+| `edge/nodes/` | nodes | `edge/graph/`, `edge/protocol/` |
+| `edge/clock.py` | the clock | nothing of the project |
+| `export/` | build | `edge/protocol/` |
+| `quant/` | sweeps | `edge/`, `export/` |
+| `kernels/` | kernels | nothing of the project |
+"""
+
+
+def _tiny(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "layout.md").write_text(TINY_TABLE)
+    for d in ("edge/protocol", "edge/graph", "edge/wire", "edge/nodes", "export", "quant", "kernels"):
+        (tmp_path / d).mkdir(parents=True)
+        (tmp_path / d / "__init__.py").write_text("")
+    (tmp_path / "edge" / "clock.py").write_text("")
+    (tmp_path / "edge" / "protocol" / "tokens.py").write_text("")
+    (tmp_path / "edge" / "graph" / "node.py").write_text("from edge.wire import x\nfrom edge.protocol import tokens\n")
+    (tmp_path / "edge" / "nodes" / "speech.py").write_text("from edge.graph.node import Node\n")
+    (tmp_path / "quant" / "sweep.py").write_text("import edge.nodes.speech\nfrom export import build\n")
+    (tmp_path / "export" / "build.py").write_text("from edge.protocol import tokens\n")
+    return tmp_path
+
+
+def test_what_the_table_allows_passes(tmp_path: Path) -> None:
+    assert violations(_tiny(tmp_path)) == []
+
+
+def test_an_import_the_table_does_not_allow_is_named(tmp_path: Path) -> None:
+    # The checker must see a lazy import and a relative one, or the test above proves nothing.
+    root = _tiny(tmp_path)
+    (root / "edge" / "graph" / "sup.py").write_text("def f():\n    from edge.nodes import speech\n")
+    (root / "edge" / "protocol" / "spans.py").write_text("from . import tokens\nfrom .. import clock\n")
+    (root / "export" / "plan.py").write_text("import quant.sweep\n")
+    assert violations(root) == [
+        "edge/graph/sup.py:2 imports edge.nodes.speech (edge/graph/, edge/wire/ may import edge/protocol/)",
+        "edge/protocol/spans.py:2 imports edge.clock (edge/protocol/ may import nothing of the project)",
+        "export/plan.py:1 imports quant.sweep (export/ may import edge/protocol/)"]
+
+
+def test_a_folder_or_module_without_a_row_is_named(tmp_path: Path) -> None:
+    root = _tiny(tmp_path)
+    (root / "edge" / "memory").mkdir()
+    (root / "edge" / "memory" / "archive.py").write_text("from edge.protocol import tokens\n")
+    (root / "edge" / "timer_words.py").write_text("")
+    (root / "export" / "train").mkdir()
+    (root / "export" / "train" / "loop.py").write_text("")
+    (root / "docs" / "layout.md").write_text(TINY_TABLE + "| `edge/gone/` | nothing here | nothing |\n")
+    assert violations(root) == [
+        f"edge/gone/ is in {TABLE} but does not exist",
+        f"edge/memory/ has no row in {TABLE}",
+        f"edge/timer_words.py has no row in {TABLE}",
+        f"export/train/ has no row in {TABLE}"]

@@ -11,7 +11,7 @@ import pytest
 from edge.audio_format import RATE
 from edge.bench import spoken
 from edge.cli import main as venus_edge
-from edge.spoken_math import numbers_in
+from edge.language.spoken_math import numbers_in
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ import soundfile as sf
 from edge.graph.endpoints import PREFIX, make_endpoints, remove_runtime_dir
 from edge.scratch import SETTLE_S
 from edge.session import ALL_NODES, SessionConfig, make_supervisor, run_session
-from edge.timeline.replay import WORK_PREFIX, replay
+from edge.replay import WORK_PREFIX, replay
 from skill_files import route_all_to, write_skill
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from edge.bench.idle import quiet_room
 from edge.detect.vad import FRAME, QUIET_HOLD, SileroVad
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
-from edge.timeline.replay import replay
+from edge.replay import replay
 
 ROOT = Path(__file__).resolve().parents[2]
 RATE = 16000

@@ -57,6 +57,18 @@ def test_the_running_session_is_never_removed(tmp_path) -> None:
     assert running.exists()
 
 
+def test_the_stores_that_stay_are_pruned_by_the_pruning_handed_in(tmp_path) -> None:
+    kept = session(tmp_path, "kept", age_days=1, audio_s=1, items=3)
+    store = WorkStore(Path(f"{kept}.harness") / "work.sqlite")
+    for i in range(3):
+        store.transition(f"w{i}", "cancelled", 10 + i)
+    store.close()
+    assert prune_sessions(tmp_path, Retention(keep_finished=1), prune_store=prune_finished) == []
+    store = WorkStore(Path(f"{kept}.harness") / "work.sqlite")
+    assert [i.id for i in store.all()] == ["w2"]  # the newest finished item only
+    store.close()
+
+
 def test_finished_work_items_beyond_the_newest_go_and_owed_ones_stay(tmp_path) -> None:
     store = WorkStore(tmp_path / "work.sqlite")
     for i in range(6):

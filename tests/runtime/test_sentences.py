@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from edge.harness.polish import polish
-from edge.sentences import SPEECH_PIECE, split_sentences
+from edge.language.sentences import SPEECH_PIECE, split_sentences
 
 
 def test_abbreviations_and_times_do_not_end_a_sentence() -> None:

@@ -7,7 +7,7 @@ import soundfile as sf
 from edge import messages as m
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal, content
-from edge.timeline.replay import replay
+from edge.replay import replay
 
 
 def energy_windows(path, win_s=0.25):

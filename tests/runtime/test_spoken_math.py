@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from edge.clock_question import clock_question
-from edge.spoken_math import arithmetic, numbers_in, work_out
+from edge.language.clock_question import clock_question
+from edge.language.spoken_math import arithmetic, numbers_in, work_out
 
 
 @pytest.mark.parametrize("said, value", [

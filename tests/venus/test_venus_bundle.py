@@ -13,7 +13,8 @@ from edge.bundle import engines
 from edge.bundle.reader import BundleError, open_bundle
 from edge.backends.onnx import choose_providers
 from edge.backends.sampling import Sampler
-from edge.bundle.settings import Sampling, VenusSettings
+from edge.backends.sampling import Sampling
+from edge.bundle.settings import VenusSettings
 
 
 @pytest.fixture

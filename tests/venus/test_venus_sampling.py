@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from edge.backends.sampling import ChainSampler
-from edge.bundle.settings import Sampling
+from edge.backends.sampling import Sampling
 
 LISTEN, TURN_EOS, CHUNK_EOS = 3, 4, 5
 NONE = np.zeros(0, np.int64)

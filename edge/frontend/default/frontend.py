@@ -35,8 +35,8 @@ import numpy as np
 
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
-from edge.bargein.policy import Overlap, by_words
-from edge.frontend.base import Ahead, Chunk, ChunkOutput, DelegateSpan, Frontend, OverlapJudge, ResultToSay
+from edge.bargein.policy import by_words
+from edge.frontend.base import Ahead, Chunk, ChunkOutput, DelegateSpan, Frontend, Overlap, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
 from edge.detect import number_reading
 from edge.detect.asr import Transcriber

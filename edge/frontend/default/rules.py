@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from edge.clock_question import clock_question
+from edge.language.clock_question import clock_question
 from edge.frontend.default import grammar as protocol
-from edge.live_facts import live_topic
-from edge.spoken_math import work_out
-from edge.timer_words import timer_request
+from edge.language.live_facts import live_topic
+from edge.language.spoken_math import work_out
+from edge.language.timer_words import timer_request
 
 _RECALL = re.compile(r"\b(what did i (just )?say|what was i (just )?saying|repeat what i (just )?said|"
                      r"what i just said)\b", re.I)

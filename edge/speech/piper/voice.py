@@ -17,7 +17,7 @@ import onnxruntime as ort
 from edge.backends.locate import PIPER_JOE, PIPER_JOE_CONFIG
 from edge.speech.piper.phonemes import Phonemizer, phoneme_ids
 from edge.backends.onnx_cpu import cpu_session
-from edge.sentences import SPEECH_PIECE, split_sentences
+from edge.language.sentences import SPEECH_PIECE, split_sentences
 
 _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
 SAID_KEPT = 32  # short sentences whose audio is kept: a repeated one (a holding phrase) plays without synthesis

@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from edge.backends.llama import LlamaModel
-from edge.backends.sampling import Sampler
+from edge.backends.sampling import Sampler, Sampling
 from edge.bundle.runtime import TTSFacts
-from edge.bundle.settings import Sampling
 
 log = logging.getLogger("edge.venus")
 PROJECTOR = "projector_semantic"

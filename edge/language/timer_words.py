@@ -1,7 +1,7 @@
 """Timers and reminders said in words: "set a timer for two minutes", "remind me in ten minutes to check the
 oven", "remind me at 7:30 to call Ana", "how long is left on my timer?", "cancel the timer".
 
-Read from the words alone, numbers by the spoken-arithmetic reader (edge/spoken_math.py). `timer_request`
+Read from the words alone, numbers by the spoken-arithmetic reader (edge/language/spoken_math.py). `timer_request`
 says whether the words are about a timer at all (the embedded default delegates them, the harness's timer
 claims them) and what they hold; whether the duration makes sense is the timer's to judge, so that a bad
 one ("banana minutes") still gets a spoken answer.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from edge.spoken_math import number_words_at, read_tokens, time_units
+from edge.language.spoken_math import number_words_at, read_tokens, time_units
 
 # The conversion reader's units of time, and the short forms a transcript writes for them.
 UNITS = {**time_units(), "sec": 1.0, "secs": 1.0, "min": 60.0, "mins": 60.0, "hr": 3600.0, "hrs": 3600.0}
