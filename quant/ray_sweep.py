@@ -44,6 +44,7 @@ def connect(address: str):
     except ImportError:
         raise SweepError("--ray needs Ray on this machine: pip install 'venus-edge[quant]'") from None
     if not ray.is_initialized():
+        _reachable(address)
         try:
             ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
@@ -51,6 +52,20 @@ def connect(address: str):
             raise SweepError(f"cannot join the Ray cluster at {address} ({first}); start one with "
                              "`ray start --head` and give its address") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A HOST:PORT nobody answers on fails here in one sentence (Ray itself would keep retrying for minutes)."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto", or a form Ray resolves itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise SweepError(f"nothing answers at {address} ({e.strerror or e}); start the head there with "
+                         "`ray start --head` or give its address") from None
 
 
 def _alive_boards(ray) -> set[str]:

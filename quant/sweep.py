@@ -228,6 +228,10 @@ class Sweep:
         plan = self.plan()
         with tqdm(total=len(plan) + 1, desc="sweep", unit="row", disable=not self.opts.progress,
                   file=sys.stderr) as bar:
+            if self.opts.ray is not None:  # an unreachable cluster is said before the reference's minutes, not after
+                from quant.ray_sweep import connect
+
+                connect(self.opts.ray)
             bar.set_postfix_str(f"{self.src.reference_type}: reference")
             self._run_reference()
             bar.update(1)

@@ -37,7 +37,8 @@ def cluster_runs(tiny_gguf, journal, tmp_path_factory):
     base = ["sweep", str(tiny_gguf), "--types", SWEEP_TYPES, "--journal", str(journal), "--threads", "1",
             "--no-progress", "--ray", "127.0.0.1:6379"]
     plan = {"result": str(d / "result.json"),
-            "runs": [{"args": base + ["-o", str(d / "plain")]}, {"args": base + ["-o", str(d / "killed")], "kill": True}]}
+            "runs": [{"args": base + ["-o", str(d / "plain")]}, {"args": base + ["-o", str(d / "plain")]},
+                     {"args": base + ["-o", str(d / "killed")], "kill": True}]}
     (d / "plan.json").write_text(json.dumps(plan))
     subprocess.run(["unshare", "-n", sys.executable, str(HERE / "ray_cluster.py"), str(d / "plan.json")],
                    timeout=400, check=True)
@@ -84,6 +85,13 @@ def test_ray_rows_equal_the_local_sweep_and_run_on_the_worker(cluster_runs, swee
     assert (plain / "pareto.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_rerun_measures_nothing_again(cluster_runs):
+    result, plain, _ = cluster_runs
+    assert result["runs"][1]["rc"] == 0, result["runs"][1]["stderr"][-2000:]
+    # the first run's tasks only: every row and every board timing was already in the folder
+    assert len(_tasks(plain)) == 2 * len(SWEEP_TYPES.split(",")) - 1
+
+
 def test_scheduling_overhead_is_under_two_seconds_a_task(cluster_runs):
     """Submit to start (less the wait for a free slot on that node) plus end to result, per task: under 2 s on
     average, and for every task once its node has started a Ray worker process (the first one there pays for that
@@ -103,7 +111,7 @@ def test_scheduling_overhead_is_under_two_seconds_a_task(cluster_runs):
 
 def test_killed_worker_loses_no_row(cluster_runs, sweep):
     result, _, killed = cluster_runs
-    run = result["runs"][1]
+    run = result["runs"][2]
     assert run["killed_at"] is not None, "the sweep ended before a task ran on the worker"
     assert run["rc"] == 0, run["stderr"][-2000:]
     _same_quality(_rows(killed), _rows(sweep[0]))
