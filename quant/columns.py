@@ -50,8 +50,9 @@ def explain(rows: list[dict], meta: dict) -> str:
     from quant.report import boards
 
     for b in boards(rows):
-        lines.append(f"- **decode tok/s {b}**: decode speed of the same file timed on a {b} board of the cluster "
-                     f"(its prefill, load and peak figures are in sweep.csv as *_tps@{b}, load_s@{b}, peak_mb@{b}).")
+        lines.append(f"- **decode tok/s {b}**: decode speed of the same file timed on the cluster's {b} board "
+                     f"(its prefill, load and peak figures are in sweep.csv as `prefill_tps@{b}`, `load_s@{b}` and "
+                     f"`peak_mb@{b}`).")
     lines.append("- **status**: ok, skipped (a type above the reference's precision: nothing to compare it with) "
                  "or failed (the reason is listed under the table).")
     return "\n".join(lines + [""] + [f"Note: {c}" for c in caveats(rows, meta)])
