@@ -127,7 +127,12 @@ def cmd_sweep(a) -> int:
         if opts.encoders and first:
             from quant.encoder_sweep import run_encoder_sweep
 
-            enc_rows = run_encoder_sweep(sweep, opts.encoders)
+            on_ray = None
+            if opts.ray is not None:
+                from quant.ray_sweep import encoder_rows_on_ray
+
+                on_ray = encoder_rows_on_ray(sweep, opts.encoders)
+            enc_rows = run_encoder_sweep(sweep, opts.encoders) if on_ray is None else on_ray
         voice_rows = []
         if voice and first:
             from quant.voice_sweep import run_voice_sweep

@@ -251,3 +251,35 @@ class RaySweep:
 
 def run_on_ray(sweep, plan, bar) -> None:
     RaySweep(sweep, bar).run(plan)
+
+
+def encoder_rows_on_ray(sweep, precisions: list[str]) -> list[dict] | None:
+    """With --ray --shared: each encoder part (audio, vision) a Ray task over the shared paths; rows in part order.
+    None when the rows are to be made here (no --shared: the graphs and media are not copied through Ray)."""
+    if sweep.opts.ray is None or not sweep.opts.shared or not sweep.src.encoders:
+        return None
+    from quant.encoder_sweep import PRECISIONS
+    from quant.media_stream import best_graph
+    from quant.ray_tasks import encoder_task
+
+    bad = [p for p in precisions if p not in PRECISIONS]
+    if bad:
+        raise ValueError(f"unknown encoder precision {bad[0]!r}; choose from {', '.join(PRECISIONS)}")
+    ray = connect(sweep.opts.ray)
+    parts = sweep.src.encoders
+    media = {p: g for p, g in ((p, best_graph(f)) for p, f in parts.items()) if g is not None}
+    task = ray.remote(encoder_task).options(num_cpus=sweep.opts.n_threads, max_retries=sweep.opts.retries)
+    refs = [task.remote(part, files, precisions, sweep.src.reference, sweep.out / "encoders",
+                        threads=sweep.opts.n_threads, raw_stream=sweep.raw_stream if sweep.opts.journal else None,
+                        media=media, n_ctx=sweep.n_ctx, config=sweep.src.config)
+            for part, files in sorted(parts.items())]
+    rows = []
+    for (part, _), ref in zip(sorted(parts.items()), refs):
+        try:
+            rows += ray.get(ref)
+        except ray.exceptions.RayError as e:
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            rows += [{"part": part, "precision": p, "status": "failed",
+                      "error": f"the Ray task was lost {sweep.opts.retries + 1} times; last: {first}"}
+                     for p in precisions]
+    return rows

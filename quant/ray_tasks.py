@@ -109,3 +109,12 @@ def reference_files(ref_dir: Path, stream: Path) -> dict[str, bytes]:
         files["stream.json"] = stream.read_bytes()
     return files
 
+
+
+def encoder_task(*args, **kwargs) -> list[dict]:
+    """One encoder part's rows (quant.encoder_sweep.sweep_part over shared paths), each naming the node that made it."""
+    from quant.encoder_sweep import sweep_part
+
+    rows = sweep_part(*args, **kwargs)
+    node = _node_id()
+    return [{**r, "node_id": node} for r in rows]

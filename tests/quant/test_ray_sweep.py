@@ -27,8 +27,12 @@ def _namespace_works() -> bool:
         return False
 
 
+ENCODER_ARGS = ["--types", "F16", "--encoders", "fp32,fp16", "--threads", "1", "--no-progress"]
+ENCODER_FIGURES = ("size_mb", "max_abs", "mean_abs", "rel_rms", "min_cosine", "llm_kl", "llm_top1")
+
+
 @pytest.fixture(scope="module")
-def cluster_runs(tiny_gguf, journal, tmp_path_factory):
+def cluster_runs(tiny_gguf, journal, omni_bundle, tmp_path_factory):
     """Two sweeps through one cluster: a plain one, then one whose worker node is killed mid-measurement."""
     pytest.importorskip("ray")
     if not _namespace_works():
@@ -38,13 +42,15 @@ def cluster_runs(tiny_gguf, journal, tmp_path_factory):
             "--no-progress", "--ray", "127.0.0.1:6379"]
     plan = {"result": str(d / "result.json"),
             "runs": [{"args": base + ["-o", str(d / "plain")]}, {"args": base + ["-o", str(d / "plain")]},
-                     {"args": base + ["-o", str(d / "killed")], "kill": True}]}
+                     {"args": base + ["-o", str(d / "killed")], "kill": True},
+                     {"args": ["sweep", str(omni_bundle), *ENCODER_ARGS, "--ray", "127.0.0.1:6379", "--shared",
+                               "--boards", "none", "-o", str(d / "encoders")]}]}
     (d / "plan.json").write_text(json.dumps(plan))
     subprocess.run(["unshare", "-n", sys.executable, str(HERE / "ray_cluster.py"), str(d / "plan.json")],
                    timeout=400, check=True)
     result = json.loads((d / "result.json").read_text())
     assert "error" not in result, result["error"]
-    return result, d / "plain", d / "killed"
+    return result, d / "plain", d / "killed", d / "encoders"
 
 
 def _rows(out: Path) -> dict[str, dict]:
@@ -66,7 +72,7 @@ def _tasks(out: Path) -> list[dict]:
 
 
 def test_ray_rows_equal_the_local_sweep_and_run_on_the_worker(cluster_runs, sweep):
-    result, plain, _ = cluster_runs
+    result, plain, _, _ = cluster_runs
     run = result["runs"][0]
     assert run["rc"] == 0, run["stderr"][-2000:]
     _same_quality(_rows(plain), _rows(sweep[0]))
@@ -86,7 +92,7 @@ def test_ray_rows_equal_the_local_sweep_and_run_on_the_worker(cluster_runs, swee
 
 
 def test_a_rerun_measures_nothing_again(cluster_runs):
-    result, plain, _ = cluster_runs
+    result, plain, _, _ = cluster_runs
     assert result["runs"][1]["rc"] == 0, result["runs"][1]["stderr"][-2000:]
     # the first run's tasks only: every row and every board timing was already in the folder
     assert len(_tasks(plain)) == 2 * len(SWEEP_TYPES.split(",")) - 1
@@ -96,7 +102,7 @@ def test_scheduling_overhead_is_under_two_seconds_a_task(cluster_runs):
     """Submit to start (less the wait for a free slot on that node) plus end to result, per task: under 2 s on
     average, and for every task once its node has started a Ray worker process (the first one there pays for that
     process, its imports and the reference's copy to the node)."""
-    _, plain, _ = cluster_runs
+    _, plain, _, _ = cluster_runs
     tasks, free, over, later = _tasks(plain), {}, [], []
     for t in sorted(tasks, key=lambda t: t["start"]):
         queue = (t["node_id"], t["kind"])  # a node's CPU slot and its board are separate queues
@@ -110,7 +116,7 @@ def test_scheduling_overhead_is_under_two_seconds_a_task(cluster_runs):
 
 
 def test_killed_worker_loses_no_row(cluster_runs, sweep):
-    result, _, killed = cluster_runs
+    result, _, killed, _ = cluster_runs
     run = result["runs"][2]
     assert run["killed_at"] is not None, "the sweep ended before a task ran on the worker"
     assert run["rc"] == 0, run["stderr"][-2000:]
@@ -120,3 +126,27 @@ def test_killed_worker_loses_no_row(cluster_runs, sweep):
     rows = _rows(killed)
     untimed = [k for k, r in rows.items() if f"decode_tps@{BOARD}" not in r]
     assert untimed and all(f"{k} on {BOARD}: board {BOARD} left the cluster" in report for k in untimed)
+
+
+def test_encoder_parts_run_as_tasks_with_the_local_figures(cluster_runs, omni_bundle, tmp_path):
+    from quant_helpers import run_cli
+
+    result, _, _, enc = cluster_runs
+    run = result["runs"][3]
+    assert run["rc"] == 0, run["stderr"][-2000:]
+    got = json.loads((enc / "results.json").read_text())["encoders"]
+    nodes = set(result["nodes"].values())
+    assert got and all(r["status"] == "ok" and r["node_id"] in nodes for r in got), got
+    rc, _, err = run_cli("sweep", str(omni_bundle), *ENCODER_ARGS, "-o", str(tmp_path / "local"))
+    assert rc == 0, err
+    want = json.loads((tmp_path / "local" / "results.json").read_text())["encoders"]
+    assert [(r["part"], r["precision"]) for r in got] == [(r["part"], r["precision"]) for r in want]
+    for g, w in zip(got, want):
+        for f in ENCODER_FIGURES:
+            if w.get(f) is not None:
+                # Ray sets its own thread variables (OMP_NUM_THREADS) in a task: a reduced-precision graph's
+                # error figures move in their fourth digit with that, so 1 % is allowed, and the LLM's KL (the
+                # goal's measure) within 1e-6; FP32 stays exact
+                tol = 1e-9 if g["precision"] == "fp32" else 1e-2
+                assert g[f] == pytest.approx(w[f], rel=tol, abs=1e-6 if f == "llm_kl" else 1e-9), \
+                    (g["part"], g["precision"], f)
