@@ -161,6 +161,7 @@ class Sweep:
                   n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,
                   repeats=self.opts.repeats, use_mmap=self.opts.use_mmap)
         row = run_job(job, self.out / f".job-{key}.json")
+        row.pop("crashed", None)  # only a cluster tries a crashed row again, elsewhere
         if row.get("status") == "ok":
             row["file"] = os.path.relpath(model, self.out) if model.is_relative_to(self.out) else str(model)
         return row

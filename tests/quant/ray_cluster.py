@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,6 +128,8 @@ def main(plan_path: str) -> int:
     finally:
         Path(plan["result"]).write_text(json.dumps(result))
         _end_namespace()
+        time.sleep(0.5)  # the ended processes close their files before the folder goes
+        shutil.rmtree(temp, ignore_errors=True)
     return 0
 
 
