@@ -22,6 +22,16 @@ def pareto_front(points: list[tuple[float, float]], lower_x_better: bool) -> lis
     return sorted(front, key=lambda i: points[i][0])
 
 
+def legend_entries(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """(marker, colour, text) of each kind of point drawn: no "with imatrix" when no row used one."""
+    out = [("*", "tab:red", "reference")]
+    if any(not r.get("reference") and not r.get("imatrix") for r in rows):
+        out.append(("o", "tab:blue", "llama.cpp quantizer, no imatrix"))
+    if any(r.get("imatrix") for r in rows):
+        out.append(("s", "tab:green", "llama.cpp quantizer with imatrix"))
+    return out
+
+
 def pareto_plot(rows: list[dict], path: Path, title: str = "") -> Path:
     rows = ok_rows(rows)
     if not rows:
@@ -46,9 +56,8 @@ def pareto_plot(rows: list[dict], path: Path, title: str = "") -> Path:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("KL divergence vs reference (mean, nats)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.scatter([], [], marker="*", color="tab:red", label="reference")
-        ax.scatter([], [], marker="o", color="tab:blue", label="llama.cpp quantizer")
-        ax.scatter([], [], marker="s", color="tab:green", label="with imatrix")
+        for marker, color, text in legend_entries(rows):
+            ax.scatter([], [], marker=marker, color=color, label=text)
         ax.legend(loc="best", fontsize=8)
     fig.suptitle(title or "Quantization sweep: cost against quality (lower KL is better)")
     fig.tight_layout()

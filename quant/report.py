@@ -27,7 +27,23 @@ COLUMNS = [
 ]
 CSV_FIELDS = ["type", "imatrix", "status", "size_mb", "bpw", "kl_mean", "kl_p99", "kl_max", "top1", "ppl",
               "decision_agree", "delegate_agree", "n_chunks", "speak_fraction", "n_eval_tokens", "prefill_tps",
-              "decode_tps", "load_s", "peak_mb", "peak_delta_mb", "file", "error", "decision_note"]
+              "decode_tps", "load_s", "peak_mb", "peak_delta_mb", "host", "file", "error", "decision_note"]
+BOARD_FIELDS = ("prefill_tps", "decode_tps", "load_s", "peak_mb", "error")  # each as FIELD@BOARD
+
+
+def boards(rows: list[dict]) -> list[str]:
+    """The board kinds some row was timed on (--ray with board resources), in name order."""
+    return sorted({k.split("@", 1)[1] for r in rows for k in r if "@" in k})
+
+
+def columns(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """The table's columns: COLUMNS with a decode speed column per board before the status."""
+    extra = [(f"decode_tps@{b}", f"decode tok/s {b}", "{:.1f}") for b in boards(rows)]
+    return COLUMNS[:-1] + extra + COLUMNS[-1:]
+
+
+def csv_fields(rows: list[dict]) -> list[str]:
+    return CSV_FIELDS[:-3] + [f"{f}@{b}" for b in boards(rows) for f in BOARD_FIELDS] + CSV_FIELDS[-3:]
 
 
 def label(row: dict) -> str:
@@ -70,28 +86,32 @@ def default_budget(rows: list[dict]) -> float:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(COLUMNS))) + "|"]
+    cols = columns(rows)
+    lines = ["| " + " | ".join(h for _, h, _ in cols) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(cols))) + "|"]
     for r in rows:
-        lines.append("| " + " | ".join(_cell(r, c, f) for c, _, f in COLUMNS) + " |")
+        lines.append("| " + " | ".join(_cell(r, c, f) for c, _, f in cols) + " |")
     return "\n".join(lines)
 
 
 def text_table(rows: list[dict]) -> str:
-    cells = [[h for _, h, _ in COLUMNS]] + [[_cell(r, c, f) for c, _, f in COLUMNS] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    cols = columns(rows)
+    cells = [[h for _, h, _ in cols]] + [[_cell(r, c, f) for c, _, f in cols] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths)))
                      for row in cells)
 
 
 def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
-                  encoder_rows: list[dict] | None = None, voice_rows: list[dict] | None = None) -> dict[str, Path]:
+                  encoder_rows: list[dict] | None = None, voice_rows: list[dict] | None = None,
+                  speech_rows: list[dict] | None = None) -> dict[str, Path]:
     paths = {"csv": out / "sweep.csv", "json": out / "results.json", "md": out / "report.md"}
+    fields = csv_fields(rows)
     with open(paths["csv"], "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            w.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+            w.writerow({k: r.get(k, "") for k in fields})
     if encoder_rows:
         paths["encoders_csv"] = out / "encoders.csv"
         fields = ["part", "precision", "status", "size_mb", "max_abs", "mean_abs", "rel_rms", "min_cosine", "llm_kl",
@@ -104,7 +124,8 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
     best = best_under(rows, budget_mb)
     paths["json"].write_text(json.dumps({"meta": meta, "budget_mb": budget_mb, "rows": rows,
                                          "best": label(best) if best else None,
-                                         "encoders": encoder_rows or [], "voice": voice_rows or []}, indent=2))
+                                         "encoders": encoder_rows or [], "voice": voice_rows or [],
+                                         "speech": speech_rows or []}, indent=2))
     md = [f"# Quantization sweep: {meta.get('source', '')}", "",
           f"Reference: {meta.get('reference_type')} ({meta.get('reference')}). Quality is measured against it "
           f"over {meta.get('n_eval_tokens', '?')} tokens of evaluation text; listen/speak and delegate "
@@ -115,6 +136,10 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
         md.append(f"- {label(r)}: {r.get('status')}: {r.get('error', '')}")
     notes = sorted({r.get("decision_note") for r in rows if r.get("decision_note")})
     md += [f"- decisions not measured: {n}" for n in notes]
+    md += [f"- {label(r)} on {b}: {r[f'error@{b}']}" for r in rows for b in boards(rows) if r.get(f"error@{b}")]
+    from quant.columns import explain
+
+    md += ["", "## What the columns mean", "", explain(rows, meta)]
     if encoder_rows:
         from quant.encoder_sweep import encoder_markdown
 
@@ -123,6 +148,10 @@ def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,
         from quant.voice_sweep import voice_markdown
 
         md += ["", "## Speech decoder (token2wav flow; vocoder FP32)", "", voice_markdown(voice_rows)]
+    if speech_rows:
+        from quant.speech_sweep import speech_markdown
+
+        md += ["", "## TTS model type and vocoder precision", "", speech_markdown(speech_rows)]
     md += ["", f"Imatrix: {meta.get('imatrix_note', '')}", "", "![Pareto plot](pareto.png)", "",
            verdict(rows, budget_mb), ""]
     paths["md"].write_text("\n".join(md))

@@ -22,6 +22,7 @@ def row_key(type_name: str, imatrix: bool) -> str:
 class SweepState:
     def __init__(self, out: Path, identity: dict, fresh: bool = False) -> None:
         self.out = out
+        self.identity = identity
         out.mkdir(parents=True, exist_ok=True)
         # one writer per directory; the lock goes away with the process, so a killed sweep never blocks a resume
         self._lock = open(out / ".lock", "w")

@@ -20,6 +20,7 @@ from quant.imatrix import compute_imatrix, load_imatrix, save_imatrix
 from quant.source import Source, checkpoint_encoders, resolve
 from quant.state import SweepError, SweepState, row_key
 from quant.texts import CALIB_TEXT, EVAL_TEXT
+from quant.measure import run_job
 from quant.worker import SweepJob
 
 IMATRIX_MODES = ("off", "on", "both")
@@ -46,6 +47,11 @@ class SweepOptions:
     fresh: bool = False
     progress: bool = True
     encoders: list[str] = field(default_factory=list)
+    shard: tuple[int, int] | None = None  # (i, n): this run measures every n-th candidate from the i-th
+    ray: str | None = None  # a Ray cluster's address ("auto": the one this machine belongs to); None: this machine
+    boards: str = "auto"  # board kinds to time on with --ray: auto (every one present), none, or a comma list
+    shared: bool = False  # --ray: the input and -o are at the same paths on every node (no copy through Ray)
+    retries: int = 1  # --ray: a task lost with its node, or crashed, runs again this many times elsewhere
 
 
 def _sha(text: str) -> str:
@@ -98,6 +104,8 @@ class Sweep:
                     "measuring setup": {"threads": opts.n_threads, "gpu_layers": opts.n_gpu_layers,
                                            "mmap": opts.use_mmap, "decode_tokens": opts.decode_tokens,
                                            "repeats": opts.repeats, "ctx": opts.n_ctx}}
+        if opts.shard is not None:  # a directory holds one shard's rows; merge joins them
+            identity["shard"] = f"{opts.shard[0]}/{opts.shard[1]}"
         if opts.imatrix not in IMATRIX_MODES:  # rows made with another imatrix file would not be comparable
             identity["imatrix file"] = hashlib.sha256(Path(opts.imatrix).read_bytes()).hexdigest()[:16]
         self.n_ctx = self._context_size()
@@ -152,26 +160,11 @@ class Sweep:
                   max_tokens=self.opts.max_tokens, n_ctx=self.n_ctx, n_threads=self.opts.n_threads,
                   n_gpu_layers=self.opts.n_gpu_layers, decode_tokens=self.opts.decode_tokens,
                   repeats=self.opts.repeats, use_mmap=self.opts.use_mmap)
-        job_path = self.out / f".job-{key}.json"
-        job_path.write_text(json.dumps(asdict(job)))
-        env = dict(os.environ)
-        pkg_root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = pkg_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        proc = subprocess.run([sys.executable, "-m", "quant.worker", str(job_path)], capture_output=True, text=True,
-                              env=env)
-        job_path.unlink(missing_ok=True)
-        row_path = Path(job.out)
-        if proc.returncode == 0 and row_path.is_file():
-            row = json.loads(row_path.read_text())
-            row_path.unlink()
+        row = run_job(job, self.out / f".job-{key}.json")
+        row.pop("crashed", None)  # only a cluster tries a crashed row again, elsewhere
+        if row.get("status") == "ok":
             row["file"] = os.path.relpath(model, self.out) if model.is_relative_to(self.out) else str(model)
-            return row
-        if proc.returncode < 0:
-            why = f"llama.cpp crashed (signal {-proc.returncode})"
-        else:
-            lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-            why = lines[-1] if lines else f"the measuring process exited with code {proc.returncode}"
-        return {"type": t.name, "imatrix": imx, "status": "failed", "error": why}
+        return row
 
     def _run_reference(self) -> None:
         t = gguf_type(self.src.reference_type) if self.src.reference_type in TYPES else None
@@ -189,11 +182,17 @@ class Sweep:
         row["reference"] = True
         self.state.add(row)
 
+    def higher_than_reference(self, t: GgufType, imx: bool) -> dict | None:
+        """The skipped row of a type above the reference's precision (nothing to compare it with), else None."""
+        if t.bpw > gguf_type(self.src.reference_type).bpw:
+            return {"type": t.name, "imatrix": imx, "status": "skipped",
+                    "error": f"higher precision than the reference ({self.src.reference_type})"}
+        return None
+
     def _run_type(self, t: GgufType, imx: bool, bar) -> None:
-        ref_rank = gguf_type(self.src.reference_type).bpw
-        if t.bpw > ref_rank:
-            self.state.add({"type": t.name, "imatrix": imx, "status": "skipped",
-                            "error": f"higher precision than the reference ({self.src.reference_type})"})
+        skipped = self.higher_than_reference(t, imx)
+        if skipped:
+            self.state.add(skipped)
             return
         dst = self.models / (row_key(t.name, imx).replace("+", "-") + ".gguf")
         try:
@@ -212,15 +211,36 @@ class Sweep:
         if not self.opts.keep_models:
             dst.unlink(missing_ok=True)
 
-    def run(self) -> list[dict]:
-        """Measure every missing row; returns all rows (reference first)."""
-        plan = [(t, imx) for t in self.opts.types for imx in _variants(t, self.opts.imatrix)
+    def full_plan(self) -> list[tuple[GgufType, bool]]:
+        """Every (type, imatrix) candidate of the whole sweep, in table order (the reference is measured apart)."""
+        return [(t, imx) for t in self.opts.types for imx in _variants(t, self.opts.imatrix)
                 if not (t.name == self.src.reference_type and not imx)]
-        with tqdm(total=len(plan) + 1, desc="sweep", unit="type", disable=not self.opts.progress,
+
+    def plan(self) -> list[tuple[GgufType, bool]]:
+        """This run's candidates: all of them, or every n-th from the i-th with --shard i/n."""
+        full = self.full_plan()
+        if self.opts.shard is None:
+            return full
+        i, n = self.opts.shard
+        return full[i - 1::n]
+
+    def run(self) -> list[dict]:
+        """Measure every missing row (here, or as Ray tasks with --ray); returns all rows (reference first)."""
+        plan = self.plan()
+        with tqdm(total=len(plan) + 1, desc="sweep", unit="row", disable=not self.opts.progress,
                   file=sys.stderr) as bar:
+            if self.opts.ray is not None:  # an unreachable cluster is said before the reference's minutes, not after
+                from quant.ray_sweep import connect
+
+                connect(self.opts.ray)
             bar.set_postfix_str(f"{self.src.reference_type}: reference")
             self._run_reference()
             bar.update(1)
+            if self.opts.ray is not None:
+                from quant.ray_sweep import run_on_ray
+
+                run_on_ray(self, plan, bar)
+                return self.rows()
             for t, imx in plan:
                 if not self.state.done(row_key(t.name, imx)):
                     self._run_type(t, imx, bar)
@@ -229,7 +249,7 @@ class Sweep:
 
     def rows(self) -> list[dict]:
         ref_key = row_key(self.src.reference_type, False)
-        wanted = [ref_key] + [row_key(t.name, imx) for t in self.opts.types for imx in _variants(t, self.opts.imatrix)]
+        wanted = [ref_key] + [row_key(t.name, imx) for t, imx in self.plan()]
         seen, out = set(), []
         for k in wanted:
             if k in self.state.rows and k not in seen:

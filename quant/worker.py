@@ -24,7 +24,7 @@ class SweepJob:
     model: str
     type: str
     imatrix: bool
-    role: str  # "reference" or "candidate"
+    role: str  # "reference", "candidate", or "speed" (a board's load, prefill, decode and memory figures only)
     ref_dir: str  # the reference run writes here and candidates read from here
     text: str
     out: str  # where the row is written as JSON
@@ -103,6 +103,10 @@ def measure(job: SweepJob) -> dict:
         row["prefill_tps"] = len(tokens) / min(prefill_s)
         row["decode_tps"] = job.decode_tokens / min(decode_s)
 
+        if job.role == "speed":  # quality is measured once elsewhere: it does not depend on the machine
+            row["peak_mb"] = peak_rss_mb()
+            row["status"] = "ok"
+            return row
         row.update(decision_agree=None, delegate_agree=None, n_chunks=0, decision_note="")
         if job.stream:
             stream = ChunkStream.load(Path(job.stream))
@@ -129,6 +133,7 @@ def measure(job: SweepJob) -> dict:
         logits = llm.logits_all(tokens)
         row["ppl"] = perplexity(logits, tokens)
         row["n_eval_tokens"] = len(tokens)
+        row["n_vocab"] = int(logits.shape[-1])  # a perplexity near this is chance: the report says so
         if job.role == "reference":
             np.save(ref_dir / "logp.npy", log_softmax(logits).astype(np.float32))
             row.update(kl_mean=0.0, kl_p99=0.0, kl_max=0.0, top1=1.0)
