@@ -110,7 +110,8 @@ class CaptureNode(Node):
                         kept[0].chunk.index - 1, kept[0].chunk.index)
         for k in kept:
             c, frame = k.chunk, k.frame
-            extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height} if frame else {}
+            extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height,
+                     "encoding": frame[0].encoding} if frame else {}
             self.io.publish(m.ResentChunk(c.index, c.t_start_ns, c.t_end_ns, c.sample_rate, c.n_samples, c.silent,
                                           **extra),
                             [k.pcm, frame[1]] if frame else [k.pcm], t_ns=self.pacing.stamp(c.t_end_ns))
