@@ -13,7 +13,7 @@ from edge.detect.asr import MODELS as ASR_MODELS
 from edge.formats import KV_TYPES
 
 BENCHES = ("graph", "voice", "harness", "llm", "duplex", "speaker", "memory", "asr", "idle", "answers", "chat", "wake",
-           "tool")
+           "tool", "camera")
 
 
 def _positive_int(text: str) -> int:
@@ -84,7 +84,12 @@ def session_parser() -> argparse.ArgumentParser:
                                                                   "machines with 2 cores or fewer, else 4)")
     run = p.add_argument_group("running")
     run.add_argument("--video-fps", type=_fps, default=1.0,
-                     help="camera frames captured per second (default 1; 0 leaves the camera unread)")
+                     help="camera frames captured per second (default 1, at most one a chunk; 0 leaves the "
+                          "camera unread)")
+    run.add_argument("--frame-side", type=int, default=640, help="a camera frame's longer side in pixels on the "
+                     "bus and in the journal (default 640; 0: as captured)")
+    run.add_argument("--frame-quality", type=int, default=80, help="JPEG quality of camera frames (default 80; 0: "
+                     "raw frames, about 5 GB an hour of journal at 1280x720)")
     run.add_argument("--chunk-ms", type=int, default=1000, help="chunk length in ms (default 1000)")
     run.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
                      help="cancel the assistant's own voice in the microphone (auto: on for a live microphone; "
@@ -190,6 +195,7 @@ def run(argv: list[str]) -> int:
     cfg = SessionConfig(mic=mic, camera=args.camera, speaker=speaker or "default", journal=journal,
                         chunk_ms=args.chunk_ms, realtime=not args.fast, frontend=frontend, voice=voice,
                         **({"threads": args.threads} if args.threads is not None else {}), video_fps=args.video_fps,
+                        frame_side=args.frame_side, frame_quality=args.frame_quality,
                         context=args.context, kv_type=args.kv_type, wake=args.wake,
                         **({"wake_idle_s": args.wake_idle} if args.wake_idle is not None else {}),
                         **({"answer_wait_s": args.answer_wait} if args.answer_wait is not None else {}),

@@ -90,6 +90,9 @@ def extract_input(journal: Journal, out_dir: Path) -> tuple[Path, Path | None, b
     folder = out_dir / "frames"
     folder.mkdir()
     for i, (msg, data) in sorted(frames.items()):
+        if msg.encoding == "jpeg":  # as recorded: capture sends these bytes again unchanged (frame_codec.py)
+            (folder / f"{i:06d}.jpg").write_bytes(data)
+            continue
         img = np.frombuffer(data, np.uint8).reshape(msg.height, msg.width, 3)
         cv2.imwrite(str(folder / f"{i:06d}.png"), cv2.cvtColor(img, cv2.COLOR_RGB2BGR))
     return wav, folder, gated
@@ -126,6 +129,8 @@ def _replay(original: Journal, recorded: SessionConfig, work: Path, notes: list[
                               camera=str(frames) if frames else None, speaker=speaker or str(work / "reply.wav"),
                               journal=str(out_journal or work / "replay.journal"), realtime=False, pace=1.0,
                               answer_wait_s=0.0)  # the recorded input holds the quiet room the session waited in
+    if frames is not None and any(frames.glob("*.png")):  # raw frames were recorded: sent raw again, unchanged
+        cfg = dataclasses.replace(cfg, frame_side=0, frame_quality=0)
     report = run_session(cfg, inprocess=inprocess)
     if not report.ok:
         raise RuntimeError(f"the replayed session did not complete: {report.reason}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from edge.bundle.preflight import bundle_problem
 from edge.graph.plain import to_plain
 from edge.graph.supervisor import SessionReport, Supervisor, SupervisorSettings
 from edge.nodes import REQUIRED, node_table
@@ -37,4 +38,7 @@ def make_supervisor(config: SessionConfig | Mapping[str, Any], nodes: list[str],
     cfg = config if isinstance(config, SessionConfig) else SessionConfig.from_dict(config)
     table = node_table(nodes, node_classes)
     configs = {name: to_plain(s) for name, s in node_settings(cfg, table).items()}
+    problem = bundle_problem(cfg.as_dict(), table)  # once, here: not by every start of every node that opens it
+    if problem:
+        raise SettingsError(problem)
     return Supervisor(configs, table, required=REQUIRED, **kwargs)

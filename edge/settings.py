@@ -66,7 +66,11 @@ class SessionConfig:
     frontend: str = "default"
     voice: str = "espeak"
     threads: int = setting(factory=default_threads, must=(lambda v: v >= 1, "at least 1"))
-    video_fps: float = setting(1.0, must=(lambda v: v >= 0, "0 or more"))  # 0: the camera is not read
+    video_fps: float = setting(1.0, must=(lambda v: 0 <= v <= 120, "from 0 to 120"))  # 0: the camera is not read
+    # A camera frame's longer side on the bus and in the journal (0: as captured), and its JPEG quality (0: raw
+    # rgb24 at the captured size, about 5 GB an hour at 1280x720); see edge/capture/frame_codec.py.
+    frame_side: int = setting(640, must=(lambda v: v == 0 or 16 <= v <= 16384, "0 or from 16 to 16384 pixels"))
+    frame_quality: int = setting(80, must=(lambda v: 0 <= v <= 100, "from 0 (raw frames) to 100"))
     context: int | None = setting(None, must=(lambda v: v is None or v >= 256, "at least 256 tokens"))  # None: the frontend's own
     kv_type: str | None = setting(None, must=(lambda v: v is None or v in KV_TYPES, listed(KV_TYPES)))  # None: f16
     echo_cancel: str | bool = "auto"  # auto: on for a live microphone; false where the device cancels echo itself
@@ -176,6 +180,8 @@ class CaptureSettings:
     video_fps: float
     threads: int
     duplex: DuplexSettings
+    frame_side: int = 640  # see SessionConfig
+    frame_quality: int = 80
     # A chunk quieter than this (RMS, dB below full scale) is a quiet room: sent as silence, header only, so
     # nothing downstream runs models on it and the journal does not grow with it.
     quiet_dbfs: float = -60.0
@@ -265,8 +271,11 @@ def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
     archive = memory_dir(flat) if "vision" in names else None
     build: dict[str, Callable[[], Any]] = {
         # Only a graph with a frontend and a harness has delegated answers a file's end could wait for.
+        # At most one frame a chunk: the frontend sees each chunk's newest frame, so more would only fill the
+        # journal and the vision node's queue with frames nobody looks at.
         "capture": lambda: _fill(CaptureSettings, {**flat, **({} if {"frontend", "harness"} <= set(names)
-                                                             else {"answer_wait_s": 0.0})}, duplex=duplex),
+                                                             else {"answer_wait_s": 0.0})}, duplex=duplex,
+                                 video_fps=min(cfg.video_fps, 1000 / cfg.chunk_ms)),
         "frontend": lambda: _fill(FrontendSettings, flat, models=flat, sees="vision" in names),
         "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
         "harness": lambda: _fill(HarnessSettings, flat, memory_dir=archive),

@@ -5,9 +5,11 @@ A bundle is what the exporter wrote, nothing more, nothing less:
   whose files are all listed, a known variant and target device;
 - every listed path relative, normalised, outside dot-directories, and inside the bundle with no symlink on the
   way; the file there regular, of the listed size and sha256;
-- no other file: nothing unlisted, no symlink anywhere, except what the device itself adds beside the build
-  (dot-directories such as .cache, `engines/` whose stamps engines.py checks against the ONNX hashes, and the
-  site's `venus.json`, which is settings, never bundle content: nothing in it can turn this check off);
+- no other file: nothing unlisted and no symlink, wherever it is (dot-directories and engines/ too), except what
+  the build lists as its cache (`cache_files`, under .cache) and what the device itself adds beside the build
+  (`engines/`, whose stamps engines.py checks against the ONNX hashes, with the one link engines/current to a
+  folder beside it; onnxruntime's cache in .cache/trt; the site's `venus.json`, which is settings, never bundle
+  content: nothing in it can turn this check off);
 - each file's structure (structure.py): a re-hashed truncated GGUF is still refused.
 
 No setting disables any of it. Hashes are computed at every start: a cache keyed by file metadata would let a
@@ -29,6 +31,7 @@ from edge.formats import BOARDS, VARIANTS
 DEVICES = tuple(BOARDS)  # the boards venus-export can fit a bundle to
 SITE_FILES = ("venus.json",)  # the site's settings beside the bundle (edge/bundle/settings.py)
 DEVICE_DIRS = ("engines",)  # built on the device after the bundle (edge/bundle/engines.py checks them)
+DEVICE_CACHE = ".cache/trt/"  # onnxruntime's TensorRT engine cache, written on the device (edge/backends/onnx.py)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 REBUILD = "copy the bundle again or rebuild it with venus-export build"
 
@@ -62,6 +65,9 @@ def _shape(manifest: dict) -> list[Problem]:
         names = part.get("files")
         if not isinstance(names, list) or not names or not all(isinstance(f, str) for f in names):
             return bad(f"gives part {part.get('name')!r} no list of files")
+        for key in ("name", "kind", "role", "precision"):  # read as words by the runtime: a list is no precision
+            if key in part and not isinstance(part[key], str):
+                return bad(f"gives part {part.get('name')!r} a {key} that is {type(part[key]).__name__}, not text")
         unlisted = [f for f in names if f not in files]
         if unlisted:
             return bad(f"gives part {part.get('name')!r} the file {unlisted[0]!r}, which it does not hash")
@@ -85,35 +91,55 @@ def _inside(rel: object) -> bool:
                                                                not part.startswith(".") for part in p.parts)
 
 
-def _extras(root: Path, files: dict) -> list[Problem]:
-    """Symlinks and files the manifest does not list, outside what the device adds itself."""
+def _extras(root: Path, manifest: dict) -> list[Problem]:
+    """Symlinks anywhere, and files nobody listed: the manifest's `files` and `cache_files` (the build's base
+    GGUFs under .cache), the device's own engines/ and .cache/trt/ (onnxruntime's engine cache), the site's
+    venus.json."""
+    files = manifest["files"]
+    cached = manifest.get("cache_files") if isinstance(manifest.get("cache_files"), dict) else {}
     out: list[Problem] = []
+
+    def link(rel: str) -> Problem:
+        return Problem(rel, f"{rel} is a symlink, which a bundle never holds; {REBUILD}.")
+
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         top = here == root
         keep = []
         for name in sorted(dirnames):
             path = here / name
-            if top and (name.startswith(".") or name in DEVICE_DIRS):
-                continue
-            if path.is_symlink():
-                out.append(Problem(path.relative_to(root).as_posix(), f"{path.relative_to(root).as_posix()} is a "
-                                   f"symlink, which a bundle never holds; {REBUILD}."))
-            else:
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink() and not _engines_current(root, rel, path):
+                out.append(link(rel))
+            elif not path.is_symlink():
                 keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
-            rel = (here / name).relative_to(root).as_posix()
-            if top and (name.startswith(".") or name == MANIFEST or name in SITE_FILES):
-                if name == MANIFEST and (here / name).is_symlink():
-                    out.append(Problem(rel, f"{MANIFEST} is a symlink, which a bundle never holds; {REBUILD}."))
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                if not _engines_current(root, rel, path):
+                    out.append(link(rel))
+            elif top and name in (MANIFEST, *SITE_FILES):
                 continue
-            if (here / name).is_symlink():
-                out.append(Problem(rel, f"{rel} is a symlink, which a bundle never holds; {REBUILD}."))
-            elif rel not in files:
+            elif rel not in files and rel not in cached and not _device_made(rel):
                 out.append(Problem(rel, f"{rel} is in the bundle but not in its manifest, so it was added after the "
                                         f"build; remove it or {REBUILD}."))
     return out
+
+
+def _device_made(rel: str) -> bool:
+    """What the device writes beside the build: TensorRT engines and their stamps, onnxruntime's engine cache."""
+    return rel.split("/")[0] in DEVICE_DIRS or rel.startswith(DEVICE_CACHE)
+
+
+def _engines_current(root: Path, rel: str, path: Path) -> bool:
+    """engines/current, the one link a device makes: to a folder of engines/ beside it."""
+    if rel != f"{DEVICE_DIRS[0]}/current":
+        return False
+    target = os.readlink(path)
+    return "/" not in target and target not in ("", ".", "..") and (root / DEVICE_DIRS[0] / target).is_dir() \
+        and not (root / DEVICE_DIRS[0] / target).is_symlink()
 
 
 def _file(root: Path, real_root: str, rel: str, meta: dict, listed: dict[str, int]) -> Problem | None:
@@ -149,4 +175,4 @@ def check_bundle(root: Path, manifest: dict) -> list[Problem]:
     listed = {rel: meta["size"] for rel, meta in files.items()}
     real_root = os.path.realpath(root)
     out = [p for rel, meta in files.items() if (p := _file(root, real_root, rel, meta, listed)) is not None]
-    return out + _extras(root, files)
+    return out + _extras(root, manifest)

@@ -40,6 +40,9 @@ def load_manifest(bundle: Path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ManifestError(f"{path} is not valid JSON ({e}), so the manifest is damaged; copy the bundle again "
                             "or rebuild it with venus-export build.") from None
+    except RecursionError:  # JSON nested thousands deep: no manifest venus-export writes
+        raise ManifestError(f"{path} is nested too deeply to be a manifest, so it is damaged or was replaced; copy "
+                            "the bundle again or rebuild it with venus-export build.") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
         raise ManifestError(f"{path} is not a {FORMAT} manifest of version {FORMAT_VERSION}; rebuild the bundle with "
                             "this version of venus-export build.")

@@ -84,7 +84,7 @@ def _check_device(manifest: dict, device: str) -> None:
 
 
 def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: str | None = None,
-                device: str = "auto") -> Bundle:
+                device: str = "auto", say_notes: bool = True) -> Bundle:
     from edge.bundle.engines import usable_engines
 
     root = Path(root)
@@ -144,7 +144,7 @@ def open_bundle(root: Path, *, precision: str | None = None, encoder_precision: 
                     graphs, graph_precision, voice=voice, noise=noise, token2wav=contract, runtime=runtime)
     bundle.engines, notes = usable_engines(root, graphs)
     bundle.notes.extend(notes)
-    for note in bundle.notes:
+    for note in bundle.notes if say_notes else ():
         log.warning("venus bundle: %s", note)
     return bundle
 

@@ -98,6 +98,8 @@ class VenusSettings:
                 site = json.loads(path.read_text())
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 raise ValueError(f"{path} is not valid UTF-8 JSON ({e}); fix or remove it.") from None
+            except RecursionError:
+                raise ValueError(f"{path} is nested too deeply to be Venus settings; fix or remove it.") from None
             if not isinstance(site, dict):
                 raise ValueError(f"{path} holds {type(site).__name__}, not a mapping of Venus settings; fix it.")
             unknown = sorted(set(site) - {f.name for f in dataclasses.fields(cls)})

@@ -96,6 +96,13 @@ class ImageSequenceSource:
         bgr = self._cv2.imread(self.files[i])
         return None if bgr is None else self._cv2.cvtColor(bgr, self._cv2.COLOR_BGR2RGB)
 
+    def jpeg_at(self, t_s: float) -> bytes | None:
+        """The JPEG file shown at t, as stored (a replay's recorded frame goes on the bus byte for byte)."""
+        i = int(t_s * self.fps)
+        if i >= len(self.files) or Path(self.files[i]).suffix.lower() not in (".jpg", ".jpeg"):
+            return None
+        return Path(self.files[i]).read_bytes()
+
     def close(self) -> None:
         pass
 

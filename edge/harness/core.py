@@ -24,6 +24,7 @@ from edge.harness.gate import Candidate, DeliveryGate
 from edge.harness.returns import ReturnSide
 from edge.harness.jobs import Job, Sleepers
 from edge.harness.polish import polish
+from edge.language.plain_text import plain
 from edge.harness.router import Choice, Recent, Router
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkItem, WorkStore
@@ -235,12 +236,12 @@ class Harness(ReturnSide):
                 self._complete(item, outcome, now)
             elif isinstance(error, TransientError) and item.attempts <= self.s.retries:
                 delay = min(self.s.backoff_max_s, self.s.backoff_s * 2 ** (item.attempts - 1))
-                self._move(item.id, S.QUEUED, f"retry in {delay:.1f} s: {error}",
+                self._move(item.id, S.QUEUED, f"retry in {delay:.1f} s: {plain(str(error))}",
                            not_before_ns=now + int(delay * S_NS))
-            elif isinstance(error, InvalidArguments):
-                self._fail(item.id, f"invalid arguments: {error}", failure_words(str(error)))
+            elif isinstance(error, InvalidArguments):  # an error's words come from outside too (a skill's stderr)
+                self._fail(item.id, f"invalid arguments: {plain(str(error))}", failure_words(plain(str(error))))
             else:
-                self._fail(item.id, str(error), failure_words(str(error)))
+                self._fail(item.id, plain(str(error)), failure_words(plain(str(error))))
             self.poll()
 
     def _complete(self, item: WorkItem, outcome: Outcome, now: int) -> None:

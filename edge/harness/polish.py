@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from edge.language.say import say_text
+from edge.language.plain_text import plain
 from edge.protocol.strip import strip_protocol_tokens
 from edge.language.sentences import split_sentences
 
@@ -81,7 +82,7 @@ _OPENER = re.compile(r"^(?:certainly|sure|of course|absolutely|great question|go
 
 def polish(text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> str:
     """Speakable text: protocol tokens and markup removed, at most `max_sentences`, about `max_chars`."""
-    text = strip_markup(say_text(strip_protocol_tokens(text)))
+    text = strip_markup(say_text(strip_protocol_tokens(plain(text))))
     text = _OPENER.sub("", _PICTOGRAPHS.sub(" ", text).strip())
     text = readable_numbers(text)
     text = re.sub(r"\s*\n\s*", ". ", text.strip())

@@ -24,7 +24,7 @@ import jsonschema
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext, TransientError
 from edge.harness.skill_host import EX_TEMPFAIL
-from edge.tether import tethered
+from edge.tether import kill_group, tethered
 
 log = logging.getLogger("edge.harness.skills")
 LOAD_TIMEOUT_S = 20.0  # a Python entry is imported once at load, in a child process, to report errors early
@@ -47,8 +47,9 @@ MANIFEST_SCHEMA = {
                  "required": ["command"], "additionalProperties": False},
             ]
         },
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0},
-        "ttl_s": {"type": "number", "exclusiveMinimum": 0},
+        # Bounded: a timer of 1e308 s overflows the wait it sets (a day is more than any call needs).
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+        "ttl_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 31 * 86400},
     },
     "required": ["name", "version", "description", "arguments", "entry"],
 }
@@ -80,13 +81,17 @@ class Skill:
         if not path.is_file():
             raise SkillError(f"skill {self.name}: entry file {file} does not exist in {self.root}")
         host = [sys.executable, "-m", "edge.harness.skill_host"]
+        check = subprocess.Popen(tethered([*host, "--check", str(path), attr]), cwd=self.root, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
         try:
-            check = subprocess.run(tethered([*host, "--check", str(path), attr]), cwd=self.root, capture_output=True,
-                                   text=True, timeout=LOAD_TIMEOUT_S)
+            _, err = check.communicate(timeout=LOAD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise SkillError(f"skill {self.name}: {file} did not finish loading within {LOAD_TIMEOUT_S:.0f} s") from None
+        finally:
+            kill_group(check.pid)  # what loading started ends with it
+            check.wait()
         if check.returncode != 0:
-            why = (check.stderr.strip().splitlines() or [f"exit code {check.returncode}"])[-1]
+            why = (err.strip().splitlines() or [f"exit code {check.returncode}"])[-1]
             raise SkillError(f"skill {self.name}: {file} failed to load ({why[:200]})")
         return [*host, str(path), attr]
 
@@ -106,13 +111,16 @@ class Skill:
                                     stderr=subprocess.PIPE, text=True)
         except OSError as exc:
             raise CapabilityError(f"the {self.name} skill could not start ({exc.strerror})") from None
-        ctx.on_cancel.append(proc.kill)  # cancellation and timeouts end the process
+        # Cancellation and timeouts end the skill's whole process group: what it started (a shell's children) too.
+        ctx.on_cancel.append(lambda: kill_group(proc.pid))
         try:
             out, err = proc.communicate(json.dumps({"arguments": arguments, **context}), timeout=self.timeout_s + 5)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            kill_group(proc.pid)
             proc.communicate()
             raise CapabilityError(f"the {self.name} skill did not finish") from None
+        finally:
+            kill_group(proc.pid)  # a call is over: nothing it left running in the background outlives it
         if ctx.cancelled:
             raise CapabilityError("the task was cancelled")
         if proc.returncode == EX_TEMPFAIL:

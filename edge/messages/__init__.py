@@ -4,6 +4,6 @@ from .control import *  # noqa: F401,F403
 from .dialogue import *  # noqa: F401,F403
 from .harness import *  # noqa: F401,F403
 from .media import *  # noqa: F401,F403
-from .media import chunk_samples  # noqa: F401  (a helper, not a message type)
+from .media import chunk_samples, frame_rgb  # noqa: F401  (helpers, not message types)
 
 __all__ = [*control.__all__, *dialogue.__all__, *harness.__all__, *media.__all__]

@@ -28,6 +28,36 @@ def _silent(n_samples: int, payload: list[bytes]) -> str | None:
     return None
 
 
+def _frame(width: int, height: int, encoding: str, data: bytes) -> str | None:
+    """A frame's bytes agree with its header: rgb24 of exactly its size, or a JPEG image."""
+    if not (0 < width <= MAX_SIDE and 0 < height <= MAX_SIDE):
+        return f"a {width}x{height} frame is outside 1..{MAX_SIDE} pixels a side"
+    if encoding == "rgb24":
+        if len(data) != width * height * 3:
+            return f"the frame holds {len(data)} bytes, not the {width * height * 3} of a {width}x{height} rgb24 frame"
+    elif encoding == "jpeg":
+        if not data.startswith(b"\xff\xd8"):
+            return "the frame is not a JPEG image"
+    else:
+        return f"encoding {encoding!r} is neither rgb24 nor jpeg"
+    return None
+
+
+def frame_rgb(width: int, height: int, encoding: str, data: bytes) -> np.ndarray | None:
+    """A frame as height x width x 3 RGB uint8, decoded as its `encoding` says; None when the bytes are no image
+    of that size (a JPEG's header is checked on the wire, its content only here)."""
+    if encoding == "rgb24":
+        return np.frombuffer(data, np.uint8).reshape(height, width, 3) if len(data) == width * height * 3 else None
+    if encoding != "jpeg":
+        return None
+    import cv2  # the capture extra: a JPEG frame comes only from a camera, which needs it
+
+    bgr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if bgr is None or bgr.shape[:2] != (height, width):
+        return None
+    return np.ascontiguousarray(bgr[:, :, ::-1])
+
+
 def chunk_samples(msg: "AudioChunk | ResentChunk", payload: list[bytes]) -> np.ndarray:
     """A chunk's samples as float32 in [-1, 1): zeros for a silent one."""
     if msg.silent:
@@ -116,21 +146,9 @@ class VideoFrame(Message):
     """rgb24 (height x width x 3 bytes) or jpeg."""
 
     def contradiction(self, payload: list[bytes]) -> str | None:
-        if not (0 < self.width <= MAX_SIDE and 0 < self.height <= MAX_SIDE):
-            return f"a {self.width}x{self.height} frame is outside 1..{MAX_SIDE} pixels a side"
         if self.index < 0 or self.t_ns < 0:
             return f"frame {self.index} at {self.t_ns} ns is before the session"
-        data = payload[0] if payload else b""
-        if self.encoding == "rgb24":
-            if len(data) != self.width * self.height * 3:
-                return f"payload frame 0 holds {len(data)} bytes, not the {self.width * self.height * 3} of " \
-                       f"a {self.width}x{self.height} rgb24 frame"
-        elif self.encoding == "jpeg":
-            if not data.startswith(b"\xff\xd8"):
-                return "payload frame 0 is not a JPEG image"
-        else:
-            return f"encoding {self.encoding!r} is neither rgb24 nor jpeg"
-        return None
+        return _frame(self.width, self.height, self.encoding, payload[0] if payload else b"")
 
 
 @message
@@ -192,7 +210,7 @@ class ResentChunk(Message):
 
     A type of its own, so that only the frontend hears it (the harness's evidence must not hear a chunk twice).
     Payload frame 0 is the PCM as in AudioChunk; frame 1, when `frame_t_ns` is set, the chunk's newest video
-    frame (rgb24).
+    frame, encoded as `encoding` says.
     """
 
     TYPE = "resent_chunk"; TOPIC = "media.again"; SENDERS = ("capture",); RECEIVERS = ("frontend",)
@@ -214,6 +232,22 @@ class ResentChunk(Message):
     """Its width in pixels."""
     height: int = 0
     """Its height in pixels."""
+    encoding: str = "rgb24"
+    """The frame's encoding, as in VideoFrame."""
+
+    def contradiction(self, payload: list[bytes]) -> str | None:
+        if self.index < 0 or self.t_start_ns < 0 or self.t_end_ns < self.t_start_ns:
+            return f"chunk {self.index} from {self.t_start_ns} to {self.t_end_ns} ns is not a span of session time"
+        if self.sample_rate not in RATES:
+            return f"sample_rate {self.sample_rate} is outside {RATES.start}..{RATES.stop - 1}"
+        problem = _silent(self.n_samples, payload[:1]) if self.silent else _pcm(self.n_samples, payload[:1])
+        if problem:
+            return problem
+        if self.frame_t_ns is None:
+            return None if len(payload) <= 1 else f"a chunk with no frame carries {len(payload)} payload frames"
+        if self.frame_t_ns < 0 or len(payload) != 2:
+            return f"a chunk with a frame at {self.frame_t_ns} ns carries {len(payload)} payload frames, not 2"
+        return _frame(self.width, self.height, self.encoding, payload[1])
 
 
 @message

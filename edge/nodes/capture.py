@@ -17,6 +17,7 @@ from edge.audio_format import RATE
 from edge.capture.audio import AudioSource, FileAudioSource, open_audio_source
 from edge.capture.listener import Activity, DuplexListener
 from edge.capture.wake_gate import WakeGate
+from edge.capture.frame_codec import as_recorded, encode_frame
 from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO
 from edge.nodes.capture_pacing import BLOCK, RealTimeCapture, VirtualCapture
@@ -110,7 +111,8 @@ class CaptureNode(Node):
                         kept[0].chunk.index - 1, kept[0].chunk.index)
         for k in kept:
             c, frame = k.chunk, k.frame
-            extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height} if frame else {}
+            extra = {"frame_t_ns": frame[0].t_ns, "width": frame[0].width, "height": frame[0].height,
+                     "encoding": frame[0].encoding} if frame else {}
             self.io.publish(m.ResentChunk(c.index, c.t_start_ns, c.t_end_ns, c.sample_rate, c.n_samples, c.silent,
                                           **extra),
                             [k.pcm, frame[1]] if frame else [k.pcm], t_ns=self.pacing.stamp(c.t_end_ns))
@@ -243,14 +245,25 @@ class CaptureNode(Node):
         while self.frame_index * step < t1:
             t = self.frame_index * step
             if t >= t0 or self.video.live:
-                img = self.video.frame_at(t / 1e9)
-                if img is not None:
-                    h, w = img.shape[:2]
-                    newest = (m.VideoFrame(self.frame_index, t, w, h, "rgb24"),
-                              np.ascontiguousarray(img, dtype=np.uint8).tobytes())
+                sent = self._frame_at(t)
+                if sent is not None:
+                    w, h, encoding, data = sent
+                    newest = (m.VideoFrame(self.frame_index, t, w, h, encoding), data)
                     self.io.publish(newest[0], [newest[1]])
             self.frame_index += 1
         return newest
+
+    def _frame_at(self, t: int) -> tuple[int, int, str, bytes] | None:
+        """The frame at t as it goes on the bus (edge/capture/frame_codec.py): a recorded JPEG as it is, else
+        scaled down and compressed."""
+        assert self.video is not None
+        side, quality = self.settings.frame_side, self.settings.frame_quality
+        recorded = getattr(self.video, "jpeg_at", lambda _t: None)(t / 1e9)
+        sent = as_recorded(recorded, side, quality) if recorded else None
+        if sent is not None:
+            return sent
+        img = self.video.frame_at(t / 1e9)
+        return None if img is None else encode_frame(img, side, quality)
 
     def after_file(self) -> float | None:
         """The file is read: None to cut one more chunk of the quiet room (delegated work is still owed an

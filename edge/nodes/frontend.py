@@ -161,8 +161,8 @@ class FrontendNode(Node):
         elif isinstance(msg, m.AudioSoFar):
             self._hear_ahead(env, msg)
         elif isinstance(msg, m.VideoFrame):
-            img = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3) if env.payload else None
-            if img is not None:
+            img = m.frame_rgb(msg.width, msg.height, msg.encoding, env.payload[0]) if env.payload else None
+            if img is not None:  # a JPEG that does not decode to its size is no frame: dropped, not a crash
                 self.frames.append(Frame(msg.t_ns, img))
         elif isinstance(msg, m.SceneDescription):
             assert self.frontend is not None
@@ -223,8 +223,8 @@ class FrontendNode(Node):
         msg = env.msg
         if msg.index < self.next_index:
             return  # already decided (sent again after a restart)
-        if isinstance(msg, m.ResentChunk) and msg.frame_t_ns is not None and len(env.payload) > 1:
-            img = np.frombuffer(env.payload[1], np.uint8).reshape(msg.height, msg.width, 3)
+        if isinstance(msg, m.ResentChunk) and msg.frame_t_ns is not None and len(env.payload) > 1 and \
+                (img := m.frame_rgb(msg.width, msg.height, msg.encoding, env.payload[1])) is not None:
             self.frames = sorted([*self.frames, Frame(msg.frame_t_ns, img)], key=lambda f: f.t_ns)
         self.held[msg.index] = env
         self._drain()

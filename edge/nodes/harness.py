@@ -11,7 +11,6 @@ import logging
 import tempfile
 from pathlib import Path
 
-import numpy as np
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
@@ -73,8 +72,9 @@ class HarnessNode(Node):
             if env.payload or msg.silent:
                 h.on_audio(msg.t_start_ns, m.chunk_samples(msg, env.payload), msg.sample_rate)
         elif isinstance(msg, m.VideoFrame):
-            if env.payload and msg.encoding == "rgb24":
-                h.on_frame(msg.t_ns, np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3))
+            rgb = m.frame_rgb(msg.width, msg.height, msg.encoding, env.payload[0]) if env.payload else None
+            if rgb is not None:
+                h.on_frame(msg.t_ns, rgb)
         elif isinstance(msg, m.ChunkDecision):
             turn_end = asked_anew(msg)
             if turn_end is not None:

@@ -15,6 +15,7 @@ import queue
 import numpy as np
 
 from edge import messages as m
+from edge.language.plain_text import plain
 from edge.graph.node import Node, NodeIO
 from edge.nodes.speech_pacing import RealTimeSpeech, VirtualSpeech
 from edge.settings import SpeechSettings
@@ -82,7 +83,7 @@ class SpeechNode(Node):
             turn = {"turn": (msg.epoch, msg.utterance), "final": msg.index in self.turn_ends} \
                 if getattr(self.decoder, "keeps_turns", False) else {}
             return by_states(msg.text, list(msg.token_ids), hidden, **turn)
-        return self.decoder.synthesize(msg.text)
+        return self.decoder.synthesize(plain(msg.text))  # no escape or control byte reaches a voice
 
     def prepare(self, text: str) -> None:
         """Synthesize words drafted for a later boundary, so that saying them then costs nothing; a voice

@@ -53,12 +53,14 @@ class VisionNode(Node):
         assert self.recorder is not None
         if isinstance(msg, m.AudioChunk) and (env.payload or msg.silent):
             self.recorder.audio(msg.t_start_ns / 1e9, m.chunk_samples(msg, env.payload))
-        elif isinstance(msg, m.VideoFrame) and env.payload and msg.encoding == "rgb24":
+        elif isinstance(msg, m.VideoFrame) and env.payload:
             late_s = (self.io.clock.now_ns() - msg.t_ns) / 1e9
             if self.settings.realtime and late_s > self.settings.stale_s:
                 self.skipped += 1  # a newer frame is already waiting: read that one
                 return
-            rgb = np.frombuffer(env.payload[0], np.uint8).reshape(msg.height, msg.width, 3)
+            rgb = m.frame_rgb(msg.width, msg.height, msg.encoding, env.payload[0])
+            if rgb is None:
+                return  # a JPEG that does not decode to its size: no frame to read
             self._look(msg, np.ascontiguousarray(rgb[:, :, ::-1]))  # the gate and OCR take BGR
 
     def _look(self, msg: m.VideoFrame, bgr: np.ndarray) -> None:

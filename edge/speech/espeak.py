@@ -10,6 +10,7 @@ import numpy as np
 import soundfile as sf
 
 from edge.language.sentences import SPEECH_PIECE, split_sentences
+from edge.language.plain_text import plain
 
 class EspeakDecoder:
     name = "espeak"
@@ -23,7 +24,9 @@ class EspeakDecoder:
 
     def synthesize(self, text: str) -> Iterator[np.ndarray]:
         for sentence in split_sentences(text, SPEECH_PIECE):
-            wav = subprocess.run([self.binary, "-v", self.voice, "-s", str(self.rate_wpm), "--stdout", sentence],
+            # `--` ends the options: a sentence starting with "-" ("-fFILE", "-wout.wav") is words, never an option.
+            wav = subprocess.run([self.binary, "-v", self.voice, "-s", str(self.rate_wpm), "--stdout", "--",
+                                  plain(sentence)],
                                  check=True, capture_output=True, timeout=30).stdout
             audio, rate = sf.read(io.BytesIO(wav), dtype="float32")
             self.sample_rate = rate

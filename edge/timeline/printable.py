@@ -5,12 +5,12 @@ would otherwise retitle the terminal, clear the screen or worse.
 """
 from __future__ import annotations
 
-# C0 (but tab and newline), DEL and C1: the characters a terminal acts on instead of showing.
-_CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+from edge.language.plain_text import plain
 
 
 def printable(text: object) -> str:
-    return str(text).translate(_CONTROLS)
+    """The project's one sanitiser (edge/plain_text.py): escape sequences go whole, not only their ESC."""
+    return plain(text)
 
 
 def say(line: object, **kwargs) -> None:

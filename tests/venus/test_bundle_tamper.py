@@ -102,6 +102,15 @@ def bad_gguf_header(root: Path) -> None:
     rehash(root, LLM)
 
 
+def device_built(root: Path) -> None:
+    """What a device adds itself: engines/<key>/ with engines/current pointing at it, onnxruntime's cache."""
+    (root / "engines" / "orin-sm87").mkdir(parents=True)
+    (root / "engines" / "orin-sm87" / "audio.fp32.engine").write_bytes(b"x")
+    (root / "engines" / "current").symlink_to("orin-sm87")
+    (root / ".cache" / "trt").mkdir(parents=True)
+    (root / ".cache" / "trt" / "x").write_text("x")
+
+
 # case -> (what it does to a copy of the bundle, refused?)
 CASES: dict[str, tuple[Callable[[Path], None], bool]] = {
     "untouched": (lambda r: None, False),
@@ -142,8 +151,16 @@ CASES: dict[str, tuple[Callable[[Path], None], bool]] = {
     "manifest is a list": (lambda r: (r / "manifest.json").write_text("[]"), True),
     "venus.json turning hashes off over a damaged GGUF": (venus_json_with_damage, True),
     "site venus.json": (lambda r: (r / "venus.json").write_text(json.dumps({"threads": 2})), False),
-    "device-built engines and caches": (lambda r: [(r / d).mkdir() or (r / d / "x").write_text("x")
-                                                   for d in ("engines", ".cache")], False),
+    "device-built engines and caches": (device_built, False),
+    "engines/ is a symlink to /etc": (lambda r: (r / "engines").symlink_to("/etc"), True),
+    "a symlink inside engines/": (lambda r: ((r / "engines").mkdir(), (r / "engines" / "k").symlink_to("/etc")), True),
+    "engines/current leads out of engines/": (lambda r: ((r / "engines").mkdir(),
+                                                         (r / "engines" / "current").symlink_to("/etc")), True),
+    "an unlisted GGUF under .cache": (lambda r: ((r / ".cache").mkdir(), shutil.copy(r / LLM, r / ".cache" / "x.gguf")),
+                                      True),
+    ".cache is a symlink": (lambda r: (r / ".cache").symlink_to(r / "llm"), True),
+    "a part's precision is a list": (lambda r: edit(r, lambda m: m["parts"][0].update(precision=["F16"])), True),
+    "manifest nested 100000 deep": (lambda r: (r / "manifest.json").write_text("[" * 100000 + "]" * 100000), True),
 }
 
 
