@@ -61,7 +61,11 @@ def _parser() -> argparse.ArgumentParser:
                                      "Python module)")
     e.add_argument("--workspace-gb", type=float, default=4.0, help="TensorRT builder workspace (default 4)")
     e.add_argument("--keep-old", action="store_true", help="keep engines built for other TensorRT versions or GPUs")
-    e.add_argument("--dry-run", action="store_true", help="print the build commands and stop")
+    e.add_argument("--dry-run", action="store_true", help="print the build commands and stop (no TensorRT needed)")
+    e.add_argument("--tensorrt", metavar="VERSION", help="the device's TensorRT version, for --print-key and --dry-run "
+                   "on a machine without it (e.g. 10.3.0 on JetPack 6.1/6.2)")
+    e.add_argument("--gpu", metavar="NAME", help="the device's GPU part of the key (e.g. orin-nano-sm87), for "
+                   "--print-key and --dry-run on another machine")
 
     be = sub.add_parser("bench", help="convert: LLM conversion throughput and peak memory against a naive writer; "
                                       "tiny: the trained tiny model's behaviour through the runtime")
@@ -162,18 +166,24 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _engines(args: argparse.Namespace) -> int:
-    from edge.bundle.engines import device_key
-    from export.trt.builder import build_engines
+    from export.trt.builder import build_engines, planned_key
 
-    if args.print_key:
-        try:
-            print(device_key())
-        except RuntimeError as exc:
-            raise ExportError(str(exc)) from None
-        return 0
+    if args.print_key or args.dry_run:
+        # Neither builds anything: where TensorRT or the GPU is absent, the key names what is missing.
+        key, missing = planned_key(args.tensorrt, args.gpu)
+        if missing:
+            print(f"note: {missing}", file=sys.stderr)
+        if args.print_key:
+            print(key)
+            return 0
+    else:
+        key = None
+        if args.tensorrt or args.gpu:
+            raise ExportError("--tensorrt and --gpu only go with --print-key or --dry-run: a real build uses this "
+                              "device's own TensorRT and GPU.")
     if args.bundle is None:
         raise ExportError("give the bundle directory: venus-export engines BUNDLE.")
-    report = build_engines(args.bundle, trtexec=args.trtexec, workspace_gb=args.workspace_gb,
+    report = build_engines(args.bundle, key=key, trtexec=args.trtexec, workspace_gb=args.workspace_gb,
                            keep_old=args.keep_old, dry_run=args.dry_run)
     for line in report.lines:
         print(line)

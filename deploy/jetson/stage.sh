@@ -3,12 +3,15 @@
 # (before NVIDIA's flash tools run) or into a tarball for devices already running.
 #   stage.sh --rootfs Linux_for_Tegra/rootfs [--bundle DIR] [--wheels DIR] [--board BOARD]
 #   stage.sh --tarball venus-edge-stage.tar.gz [--bundle DIR] [--wheels DIR] [--board BOARD]
-# Without --board the first boot detects the module and picks its profile.
+#   [--force]  stage a bundle that does not fit the board or match its plan (a warning instead of a refusal)
+# Without --board the first boot detects the module and picks its profile. With --wheels DIR (wheels.sh)
+# the folder must hold every wheel the device needs; venus-edge itself goes in as a wheel built here.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SOURCE="$(cd "$HERE/../.." && pwd)"
-ROOTFS="" TARBALL="" BUNDLE="" WHEELS="" BOARD=""
+ROOTFS="" TARBALL="" BUNDLE="" WHEELS="" BOARD="" FORCE=0
+PY="${PYTHON:-python3}"
 UNITS=(venus-firstboot.service venus-power.service venus-edge.service)
 
 die() { printf 'stage: %s\n' "$1" >&2; exit "${2:-1}"; }
@@ -21,7 +24,8 @@ while [ $# -gt 0 ]; do
     --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
     --board) BOARD="${2:?--board needs a name}"; shift 2 ;;
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --force) FORCE=1; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) die "unknown option '$1'; see --help." 2 ;;
   esac
 done
@@ -33,6 +37,17 @@ done
 [ -z "$BOARD" ] || [ -f "$HERE/profiles/$BOARD.env" ] \
   || die "no profile '$BOARD'; choose one of: $(cd "$HERE/profiles" && echo ./*.env | sed 's|\./||g; s|\.env||g')."
 [ -f "$SOURCE/pyproject.toml" ] || die "$SOURCE is not the venus-edge source tree (no pyproject.toml)."
+
+# The bundle against the board's plan (export/plan.py's numbers): refuse, or with --force warn.
+if [ -n "$BUNDLE" ] && [ -n "$BOARD" ]; then
+  if ! found="$(PYTHONPATH="$SOURCE" "$PY" "$HERE/bundle_check.py" "$BUNDLE" "$HERE/profiles/$BOARD.env")"; then
+    if [ "$FORCE" -eq 1 ]; then
+      printf 'stage: warning: bundle %s for %s, staged anyway (--force): %s\n' "$BUNDLE" "$BOARD" "$(echo "$found" | paste -sd' ')" >&2
+    else
+      die "bundle $BUNDLE does not suit $BOARD: $(echo "$found" | paste -sd' ') Rebuild it with the board's types (venus-export plan --device $BOARD), or add --force."
+    fi
+  fi
+fi
 
 stage_into() {
   local root="$1" opt="$1/opt/venus-edge" u

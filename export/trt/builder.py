@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.bundle.engines import CURRENT, device_key, read_stamp
+from edge.bundle.engines import CURRENT, device_key, gpu_id, read_stamp, trt_version
 from edge.bundle.manifest import ManifestError, load_manifest, sha256_file
 from export.errors import ExportError
 from export.trt.shapes import DIMENSIONS, unsupported_ops, uses_float64
@@ -135,6 +135,31 @@ def find_tool(trtexec: str | None = None) -> list[str]:
         raise ExportError("TensorRT is not installed here (neither trtexec nor its Python module), so no engine "
                           "can be built; on a Jetson install JetPack's tensorrt package.") from None
     return [sys.executable, "-m", "export.trt.pybuild"]
+
+
+def planned_key(tensorrt: str | None = None, gpu: str | None = None) -> tuple[str, str]:
+    """The engine key for --print-key and --dry-run, and a sentence on what stands in for an absent part.
+
+    Given parts win; otherwise this machine's TensorRT and GPU; where one is absent its place in the key is
+    <tensorrt> or <gpu>, so a workstation can still show the commands and paths a device will use."""
+    missing = []
+    if not tensorrt:
+        try:
+            tensorrt = trt_version()
+        except RuntimeError:
+            tensorrt = "<tensorrt>"
+            missing.append("TensorRT is not installed here (give --tensorrt VERSION)")
+    if not gpu:
+        try:
+            gpu = gpu_id()
+        except RuntimeError:
+            gpu = "<gpu>"
+            missing.append("no NVIDIA GPU or Jetson is visible here (give --gpu NAME)")
+    key = f"trt{tensorrt}-{gpu}"
+    if not missing:
+        return key, ""
+    note = " and ".join(missing)
+    return key, f"{note[0].upper()}{note[1:]}, so the key {key} holds a placeholder; a device fills in its own."
 
 
 def _dims(shape: Shape) -> str:

@@ -157,6 +157,29 @@ def test_dry_run_and_missing_tensorrt(bundle, trtexec, tmp_path, monkeypatch, ca
     assert err.startswith("error: TensorRT is not installed here") and "\n" not in err
 
 
+def test_key_and_dry_run_without_tensorrt(bundle, tmp_path, monkeypatch, capsys) -> None:
+    """A workstation without TensorRT: --print-key and --dry-run still answer, naming what stands in."""
+    if _has_tensorrt():
+        pytest.skip("TensorRT's Python module is installed here")
+    monkeypatch.delenv("VENUS_TRT_VERSION", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no trtexec, no dpkg-query, no nvidia-smi
+    assert export_main(["engines", "--print-key"]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip().startswith("trt<tensorrt>-") and "--tensorrt VERSION" in out.err
+    # the device's own parts, given by hand, make the real key
+    assert export_main(["engines", "--print-key", "--tensorrt", "10.3.0", "--gpu", "orin-nano-sm87"]) == 0
+    assert capsys.readouterr().out.strip() == KEY
+    assert export_main(["engines", str(bundle), "--dry-run", "--tensorrt", "10.3.0", "--gpu", "orin-nano-sm87"]) == 0
+    runs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("would run   trtexec ")]
+    assert runs and all(f"--saveEngine={bundle}/engines/{KEY}/" in line for line in runs)
+    assert not (bundle / "engines").exists()
+    assert export_main(["engines", str(bundle), "--dry-run"]) == 0
+    assert "would run   trtexec " in capsys.readouterr().out
+    # a real build takes this device's own parts only
+    assert export_main(["engines", str(bundle), "--tensorrt", "10.3.0"]) == 2
+    assert "only go with --print-key or --dry-run" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("make, words", [
     (lambda b: b / "missing", "is not a directory"),
     (lambda b: b.parent, "has no manifest.json"),
