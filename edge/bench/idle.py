@@ -26,6 +26,7 @@ import numpy as np
 import psutil
 import soundfile as sf
 
+from edge.graph.supervised import ChildState
 from edge.session import SessionConfig, make_supervisor, nodes_for
 
 RATE = 16000
@@ -148,7 +149,7 @@ def graph_rss(sup) -> int | None:
     None while a node is not running (starting, restarting or already stopped)."""
     total = psutil.Process().memory_info().rss
     for c in sup.children.values():
-        if c.state != "running" or c.finished:
+        if c.state != ChildState.RUNNING or c.finished:
             return None
         try:
             total += psutil.Process(c.pid).memory_info().rss

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Iterable
 
+from edge.graph.supervised import ChildState
 from edge.observe.histogram import Histogram
 from edge.observe.observer import Observer
 
@@ -92,7 +93,7 @@ def render(obs: Observer) -> str:
         now = time.monotonic()
         children = list(sup.children.values())
         stats = dict(sup.node_stats)
-        w.family("venus_node_up", [({"node": c.name}, int(c.state in ("ready", "running"))) for c in children])
+        w.family("venus_node_up", [({"node": c.name}, int(c.state in (ChildState.READY, ChildState.RUNNING))) for c in children])
         w.family("venus_node_restarts", [({"node": c.name}, c.restarts) for c in children])
         w.family("venus_node_heartbeat_age_seconds",
                  [({"node": c.name}, round(now - c.last_seen, 3)) for c in children if c.last_seen])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import zmq
 
 from edge import messages as m
+from edge.graph.supervised import RESTARTING, ChildState
 from edge.observe.histogram import RATIO, Histogram
 from edge.wire import Envelope, WireError, decode
 
@@ -27,7 +28,6 @@ log = logging.getLogger("edge.observe")
 # Prefixes of the bus topics the observer needs; audio, frames and playback references stay unread.
 TOPICS = ("dlg.", "hrn.", "sys.node", "sys.interrupt", "sys.end", "media.activity")
 TIMELINE_KEEP = 20_000  # page events kept for a browser that connects late (about an hour of activity)
-RESTARTING = ("exited", "spawned")
 
 
 class Observer:
@@ -242,9 +242,9 @@ class Observer:
             return "starting", "the graph is being built"
         children = list(sup.children.values())
         if not sup.started:
-            waiting = [c.name for c in children if c.state != "ready"]
+            waiting = [c.name for c in children if c.state != ChildState.READY]
             return "starting", f"waiting for {', '.join(waiting)} to load" if waiting else "starting the session"
-        failed = [c.name for c in children if c.state == "failed"]
+        failed = [c.name for c in children if c.state == ChildState.FAILED]
         if failed:
             return "degraded", f"node {failed[0]} failed and will not be restarted"
         restarting = [c for c in children if c.state in RESTARTING]
@@ -254,7 +254,7 @@ class Observer:
             return "degraded", f"node {c.name} is restarting (restart {c.restarts}){why}"
         now = time.monotonic()
         limit = sup.hang_s / 2
-        silent = [c for c in children if c.state == "running" and not c.finished and c.last_seen
+        silent = [c for c in children if c.state == ChildState.RUNNING and not c.finished and c.last_seen
                   and now - c.last_seen > limit and now > c.busy_until]
         if silent:
             c = silent[0]
