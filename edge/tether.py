@@ -53,7 +53,8 @@ def main(argv: list[str]) -> int:
         print("usage: tether.py PARENT_PID COMMAND [ARGS...]", file=sys.stderr)
         return 2
     parent, command = int(argv[0]), argv[1:]
-    os.setpgid(0, 0)  # the group the command and all it starts are killed as
+    if os.getpgid(0) != os.getpid():  # a session or group leader (started with a new session) has its group already
+        os.setpgid(0, 0)  # the group the command and all it starts are killed as
 
     def end_group(_signum: int, _frame: object) -> None:
         os.killpg(0, signal.SIGKILL)  # this process too: nobody waits for the command any more

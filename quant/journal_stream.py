@@ -56,6 +56,7 @@ def system_prompt(session: dict | None) -> str:
 
 def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
     try:
+        from edge.messages import frame_rgb
         from edge.timeline.journal import Journal
     except ImportError as e:
         raise ValueError(f"reading a journal needs the runtime package edge ({e})") from None
@@ -75,10 +76,10 @@ def stream_from_journal(path: str | Path, max_chunks: int = 32) -> ChunkStream:
             audio[msg.index] = np.zeros(msg.n_samples, np.float32) if msg.silent else \
                 np.frombuffer(rec.env.payload[0], dtype="<i2").astype(np.float32) / 32768.0
             spans_ns[msg.index] = (msg.t_start_ns, msg.t_end_ns)
-        elif kind == "video_frame" and rec.env.payload and msg.encoding == "rgb24":
-            img = np.frombuffer(rec.env.payload[0], dtype=np.uint8)
-            if img.size == msg.width * msg.height * 3:
-                frames.append((msg.t_ns, img.reshape(msg.height, msg.width, 3)))
+        elif kind == "video_frame" and rec.env.payload:
+            img = frame_rgb(msg.width, msg.height, msg.encoding, rec.env.payload[0])  # jpeg (the default) or rgb24
+            if img is not None:
+                frames.append((msg.t_ns, img))
         elif kind == "backend_result" and getattr(msg, "kind", "result") == "result":
             pending_results.append(msg.text)
         elif kind == "delegate_request":

@@ -128,7 +128,7 @@ def test_a_bundle_that_does_not_fit_is_refused(tiny_omni: Path, tmp_path: Path):
 
 
 @pytest.mark.parametrize("argv, phrase", [
-    (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "Q9_X"], "unknown GGUF type 'Q9_X'; choose from F32, F16"),
+    (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "Q9_X"], "unknown GGUF type 'Q9_X'; choose from F32, BF16, F16"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--types", "IQ2_XXS"], "IQ2_XXS needs an importance matrix"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--voice", "{tmp}/none.wav"], "The reference voice"),
     (["build", "{ckpt}", "-o", "{tmp}/b", "--encoders", "fp8"], "Unknown encoder precision 'fp8'"),

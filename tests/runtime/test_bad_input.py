@@ -91,5 +91,6 @@ def test_camera_frames_are_captured_and_journaled(tmp_path, speech_wav, script):
                         answer_wait_s=0.0)  # the frames of the file's 6 s (the script's notice is not waited for)
     assert run_session(cfg).ok
     frames = [msg for _, msg in Journal(tmp_path / "j").messages(m.VideoFrame)]
-    assert [f.t_ns for f in frames] == [int(i * 0.5e9) for i in range(len(frames))]
-    assert 10 <= len(frames) <= 12 and frames[0].width == 64 and frames[0].height == 48
+    # --video-fps 2 with 1 s chunks: at most one frame a chunk reaches the bus (the frontend reads a chunk's newest)
+    assert [f.t_ns for f in frames] == [int(i * 1e9) for i in range(len(frames))]
+    assert 5 <= len(frames) <= 7 and frames[0].width == 64 and frames[0].height == 48
