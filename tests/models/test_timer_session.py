@@ -32,14 +32,16 @@ def test_a_spoken_timer_is_set_at_once_and_rings_when_due(tmp_path, transcriber)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "unanswered" not in done.stderr and "not spoken" not in done.stderr
     j = Journal(tmp_path / "s.journal")
-    [request] = [r for _, r in j.messages(m.DelegateRequest)]
+    [(t_request, request)] = [(rec.env.t_ns, r) for rec, r in j.messages(m.DelegateRequest)]
     assert "timer" in request.instruction.lower()
     said = [(rec.env.t_ns, s) for rec, s in j.messages(m.SpeakText) if s.text]
     assert [s.text for _, s in said] == ["Timer set for 20 seconds.", "Your 20-second timer is done."], \
         [s.text for _, s in said]  # the model said nothing of its own: no promise
     (t_ack, ack), (t_ring, ring) = said
     assert ack.backend_id.startswith(request.id + ":") and ring.backend_id.startswith(request.id + "-later:")
-    assert 19 * SEC <= t_ring - t_ack <= 22 * SEC, (t_ring - t_ack) / SEC
+    # Due twenty seconds after it was set (not after the acknowledgement, which a busy machine may speak late);
+    # said at the first chunk boundary once due.
+    assert t_ack < t_ring and 19.5 * SEC <= t_ring - t_request <= 24 * SEC, (t_ring - t_request) / SEC
     for s in (ack, ring):
         assert any(a.speak_id == s.id and a.last for _, a in j.messages(m.PlaybackAck))  # played to its end
     reply, rate = sf.read(str(tmp_path / "out.wav"), dtype="float32")
