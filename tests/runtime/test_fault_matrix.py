@@ -6,6 +6,7 @@ items (5) are replayed against a running server in tests/test_wyoming_serving.py
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -150,3 +151,20 @@ def test_12_no_microphone_is_one_sentence_before_models_load(tmp_path):
     one_sentence(venus(["--mic", "7", "--speaker", "null", *BARE], tmp_path), "no microphone 7")
     assert time.monotonic() - start < 30  # said before any model loads (it was after 8 s of loading)
     assert not (tmp_path / "reply.wav").exists()
+
+
+def test_12_a_missing_camera_is_one_sentence_before_models_load(tmp_path):
+    if Path("/dev/video7").exists():
+        pytest.skip("this machine has a camera 7")
+    one_sentence(venus(["--mic", str(WAV), "--speaker", "null", "--camera", "7", *BARE], tmp_path), "no camera 7")
+
+
+def test_12_the_face_detectors_native_notes_stay_off_the_console(capfd):
+    if importlib.util.find_spec("mediapipe") is None:  # not imported here: importing it prints the notes
+        pytest.skip("mediapipe is not installed")
+    from edge.memory.faces import FaceCounter
+    faces = FaceCounter()
+    assert faces(np.zeros((48, 64, 3), np.uint8)) == 0
+    faces.close()
+    err = capfd.readouterr().err
+    assert "GetPrototype" not in err and "TensorFlow Lite" not in err and "W0000" not in err, err
