@@ -171,7 +171,7 @@ def run(argv: list[str]) -> int:
         return 2
     from edge.devices import DeviceError, check_devices
     try:  # before any model loads: a missing device is one sentence, not a failed node after the models
-        check_devices(mic, speaker or "default", args.camera)
+        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
     except DeviceError as exc:
         print(f"venus-edge: {exc}", file=sys.stderr)
         return 2

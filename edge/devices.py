@@ -56,11 +56,9 @@ def _sound_device(device: str | int | None, kind: str) -> None:
                           f"or {hint}") from None
 
 
-def check_devices(mic: str | None, speaker: str | None, camera: str | None) -> None:
+def check_devices(mic: str | None, speaker: str | None, camera: str | None, mic_is_file: bool) -> None:
     """The session's devices, looked up before any model loads; `DeviceError` names the first one missing."""
-    from edge.capture.audio import mic_is_file
-
-    if not mic_is_file(mic):
+    if not mic_is_file:
         _sound_device(None if mic in (None, "", "default") else int(mic) if str(mic).isdigit() else mic, "input")
     if speaker not in (None, "", "null") and not speaker.lower().endswith((".wav", ".flac")):
         if "/" in speaker:  # a path, but not one a reply can be written to as audio
