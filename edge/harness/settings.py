@@ -20,9 +20,9 @@ _SECTIONS: dict[str, dict] = {
                                        "properties": {
         "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
         "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0}, "url": {"type": "string", "minLength": 1},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}, "url": {"type": "string", "minLength": 1},
         "transport": {"enum": ["streamable-http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
-        "retry_s": {"type": "number", "exclusiveMinimum": 0}}}},
+        "retry_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}}}},
     "multimodal": {"type": ["object", "null"]},
     "general": {},
     "memory": {"type": "string", "minLength": 1, "description": "the vision node's memory archive folder"},
@@ -46,7 +46,8 @@ def _schema() -> dict:
             props[f.name] = _number_schema(f.name, f.type)
         elif f.type == "str":
             props[f.name] = {"type": "string"}
-    props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+    props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0,
+                                                                   "maximum": MOST},
                          "description": "seconds per capability, e.g. {\"general\": 20}"}
     props["stale_after_turn"] = {"type": "array", "items": {"type": "string"},
                                  "description": "capabilities whose unfinished work a new user question drops"}
