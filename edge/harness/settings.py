@@ -20,7 +20,8 @@ _SECTIONS: dict[str, dict] = {
                                        "properties": {
         "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
         "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}, "url": {"type": "string", "minLength": 1},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+        "url": {"type": "string", "minLength": 1},
         "transport": {"enum": ["streamable-http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
         "retry_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}}}},
     "multimodal": {"type": ["object", "null"]},

@@ -113,7 +113,8 @@ def test_7_command_line_numbers_that_were_accepted_are_refused(tmp_path, flag, v
 
 
 def test_7_a_speaker_that_is_a_device_file_is_one_sentence_before_models_load(tmp_path):
-    one_sentence(venus(["--mic", str(WAV), "--frontend", "null", *BARE, "--speaker", "/dev/full"], tmp_path), "/dev/full", "--speaker FILE.wav")
+    r = venus(["--mic", str(WAV), "--frontend", "null", *BARE, "--speaker", "/dev/full"], tmp_path)
+    one_sentence(r, "/dev/full", "--speaker FILE.wav")
 
 
 @pytest.mark.parametrize("words", ["Set a timer for 1e308 seconds.", "Set a timer for 10**100 seconds.",
