@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import logging
+import math
 import sys
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _positive(unit: str, most: float):
+def _positive(unit: str, most: float) -> Callable[[str], float]:
     """An argparse type: a finite number above 0 and at most `most` (nan, inf and -5 are each one sentence)."""
     def parse(text: str) -> float:
         try:
