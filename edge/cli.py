@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import math
 import sys
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -20,6 +22,19 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of tokens above 0, not {text!r}")
     return int(text)
+
+
+def _positive(unit: str, most: float) -> Callable[[str], float]:
+    """An argparse type: a finite number above 0 and at most `most` (nan, inf and -5 are each one sentence)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 < value <= most:  # also false for nan
+            raise argparse.ArgumentTypeError(f"must be {unit} above 0 and at most {most:.0f}, not {text!r}")
+        return value
+    return parse
 
 
 def _fps(text: str) -> float:
@@ -113,10 +128,10 @@ def session_parser() -> argparse.ArgumentParser:
                           "it set, for its ring: 'set a timer for two minutes' needs 130); what is "
                           "still unanswered then is named in one sentence on stderr and in the journal; 0 ends "
                           "the session at the file's end")
-    run.add_argument("--max-seconds", type=float, help="stop the session after this long")
-    run.add_argument("--journal-days", type=float, default=None,
+    run.add_argument("--max-seconds", type=_positive("seconds", 366 * 86400), help="stop the session after this long")
+    run.add_argument("--journal-days", type=_positive("days", 36500), default=None,
                      help="at start, remove sessions older than this from the journal folder (default 7)")
-    run.add_argument("--journal-mb", type=float, default=None,
+    run.add_argument("--journal-mb", type=_positive("megabytes", 1e9), default=None,
                      help="at start, remove the oldest sessions until the rest fit in this many MB (default 1024)")
     run.add_argument("--http", metavar="HOST:PORT", help="serve /health, /metrics and a live timeline page at / "
                                                          "here while the session runs (e.g. 127.0.0.1:8765)")
@@ -154,6 +169,12 @@ def run(argv: list[str]) -> int:
         mic, speaker = mic or example_wav(), speaker or "reply.wav"
     if mic_is_file(mic) and not Path(mic).is_file():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
+        return 2
+    from edge.devices import DeviceError, check_devices
+    try:  # before any model loads: a missing device is one sentence, not a failed node after the models
+        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
+    except DeviceError as exc:
+        print(f"venus-edge: {exc}", file=sys.stderr)
         return 2
     harness = {}
     if args.harness:

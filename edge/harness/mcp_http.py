@@ -22,17 +22,30 @@ def bearer_token(spec: dict[str, Any]) -> str | None:
         if not token:
             raise ValueError(f"the MCP server {name} needs the token in the environment variable "
                              f"{spec['token_env']}, which is not set")
-        return token
+        return _one_line(token, f"the environment variable {spec['token_env']}", name)
     if spec.get("token_file"):
         path = Path(str(spec["token_file"])).expanduser()
         try:
             token = path.read_text().strip()
-        except OSError:
+            mode = path.stat().st_mode & 0o777
+        except (OSError, UnicodeDecodeError):
             raise ValueError(f"the MCP server {name} needs its token in {path}, which cannot be read") from None
         if not token:
             raise ValueError(f"the token file {path} of the MCP server {name} is empty")
-        return token
+        if mode & 0o077:  # a secret others can read is refused, as ssh refuses such a key
+            raise ValueError(f"the token file {path} of the MCP server {name} can be read by other users (mode "
+                             f"{mode:04o}); make it private with `chmod 600 {path}`")
+        return _one_line(token, f"the token file {path}", name)
     return None
+
+
+def _one_line(token: str, where: str, name: str) -> str:
+    """A token with a line break or another control character would split the HTTP header, and the error
+    raised for that quotes the header, token and all; refused here without showing it."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in token):
+        raise ValueError(f"the token of the MCP server {name} in {where} holds a line break or another control "
+                         "character; a token is one line of printable text")
+    return token
 
 
 @asynccontextmanager

@@ -20,19 +20,23 @@ _SECTIONS: dict[str, dict] = {
                                        "properties": {
         "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
         "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0}, "url": {"type": "string", "minLength": 1},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
+        "url": {"type": "string", "minLength": 1},
         "transport": {"enum": ["streamable-http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
-        "retry_s": {"type": "number", "exclusiveMinimum": 0}}}},
+        "retry_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}}}},
     "multimodal": {"type": ["object", "null"]},
     "general": {},
     "memory": {"type": "string", "minLength": 1, "description": "the vision node's memory archive folder"},
 }
 
 
+MOST = 10**9  # any count or number of seconds past this is a typo, and 10**20 overflows the journal's integers
+
+
 def _number_schema(name: str, kind: str) -> dict:
     if kind == "int":
-        return {"type": "integer", "minimum": 1 if name in _AT_LEAST_ONE else 0}
-    return {"type": "number", "minimum": 0}
+        return {"type": "integer", "minimum": 1 if name in _AT_LEAST_ONE else 0, "maximum": MOST}
+    return {"type": "number", "minimum": 0, "maximum": MOST}
 
 
 def _schema() -> dict:
@@ -43,7 +47,8 @@ def _schema() -> dict:
             props[f.name] = _number_schema(f.name, f.type)
         elif f.type == "str":
             props[f.name] = {"type": "string"}
-    props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0},
+    props["timeouts"] = {"type": "object", "additionalProperties": {"type": "number", "exclusiveMinimum": 0,
+                                                                   "maximum": MOST},
                          "description": "seconds per capability, e.g. {\"general\": 20}"}
     props["stale_after_turn"] = {"type": "array", "items": {"type": "string"},
                                  "description": "capabilities whose unfinished work a new user question drops"}
@@ -63,8 +68,8 @@ def _sentence(err: jsonschema.ValidationError) -> str:
         what = " or ".join(kinds.get(w, w) for w in want)
         hint = f" ({err.schema['description']})" if err.schema.get("description") else ""
         return f"the harness setting {where} is {got}; it must be {what}{hint}"
-    if err.validator in ("minimum", "exclusiveMinimum"):
-        rel = "at least" if err.validator == "minimum" else "more than"
+    if err.validator in ("minimum", "exclusiveMinimum", "maximum"):
+        rel = {"minimum": "at least", "exclusiveMinimum": "more than", "maximum": "at most"}[err.validator]
         return f"the harness setting {where} is {got}; it must be {rel} {err.validator_value}"
     if err.validator == "additionalProperties":
         extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
@@ -131,17 +136,47 @@ def load_harness_config(path: str) -> dict[str, Any]:
     if not p.is_file():
         raise ValueError(f"the harness config {p} does not exist")
     try:
-        cfg = json.loads(p.read_bytes().decode("utf-8"))
+        cfg = json.loads(p.read_bytes().decode("utf-8"), parse_constant=_no_constant)
     except OSError as exc:
         raise ValueError(f"the harness config {p} cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"the harness config {p} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"the harness config {p} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except _NotJson as exc:
+        raise ValueError(f"the harness config {p} holds {exc}, which is not a JSON number; give a finite number") \
+            from None
     if not isinstance(cfg, dict):
         raise ValueError(f"the harness config {p} must be a JSON object")
     HarnessSettings.from_dict(cfg)
+    _check_rules(cfg.get("router"))
     return cfg
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> float:
+    raise _NotJson(name)  # NaN, Infinity: Python's json reads them, every comparison with a bound passes
+
+
+def _check_rules(router: Any) -> None:
+    """A scripted router's patterns compiled here, so a bad one is a sentence before any node starts."""
+    import re
+
+    scripted = router.get("scripted") if isinstance(router, dict) else None
+    rules = scripted.get("rules", []) if isinstance(scripted, dict) else []
+    for i, rule in enumerate(rules if isinstance(rules, list) else []):
+        pattern = rule.get("match") if isinstance(rule, dict) else None
+        if not isinstance(pattern, str):
+            raise ValueError(f"the harness setting router.scripted.rules.{i}.match must be a regular expression "
+                             f"as a string, not {json_repr(pattern)}")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"the harness setting router.scripted.rules.{i}.match {json_repr(pattern)} is not a "
+                             f"regular expression ({exc})") from None
 
 
 _VALIDATOR = jsonschema.Draft202012Validator(_schema())

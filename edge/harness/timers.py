@@ -17,6 +17,7 @@ from edge.language.say import clock_time, join
 from edge.language.timer_words import ClockTime, TimerRequest, timer_request
 
 MAX_S = 24 * 3600.0  # longer than a day is a calendar's job
+MAX_TASK = 200  # characters of a reminder's task said back
 HOW = "say it like 'set a timer for five minutes' or 'remind me in ten minutes to check the oven'"
 
 
@@ -96,6 +97,9 @@ class TimerCapability:
             what = {"reminder": "when to remind you", "alarm": "what time to set the alarm for"}.get(
                 req.what, "how long the timer should be")
             raise CapabilityError(f"I didn't hear {what}; {HOW}")
+        if len(req.task) > MAX_TASK:  # said back in full it would be cut short ("I'll remind you to.")
+            raise CapabilityError(f"that reminder is too long for me to say back; tell me in fewer than "
+                                  f"{MAX_TASK} characters what to remind you of")
         if req.at is not None:
             return self._at(req)
         seconds = float(req.seconds or 0)

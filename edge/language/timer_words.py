@@ -68,6 +68,12 @@ _BARE_LEFT = re.compile(r"^(?:and |so |okay |ok |um |hey )?how (?:long|much time
                         r"(?: now| on (?:it|that|this))?\s*[?.!]*$")
 
 
+# A number written as code or with a sign ("1e308", "10**100", "2^8", "-5") is no length a person says: reading
+# only its digits set 5 minutes for "1e308 seconds" and for "-5 minutes".
+_ODD_NUMBER = re.compile(r"(?<![\w.])[-\u2212]\s*\d[\d.,]*(?:\s+[a-z]+)?|"
+                         r"\d[\d.,]*(?:e[+-]?\d+|\s*(?:\*\*|\^)\s*[-+]?\d+)(?:\s+[a-z]+)?")
+
+
 def timer_request(text: str) -> TimerRequest | None:
     """What the words ask of a timer, a reminder or an alarm; None when they are not about one."""
     low = _clean(text)
@@ -82,6 +88,9 @@ def timer_request(text: str) -> TimerRequest | None:
     if _LEFT.search(low):
         return TimerRequest("left", what)
     seconds, unclear = duration(low)
+    odd = _ODD_NUMBER.search(low)
+    if odd:
+        seconds, unclear = None, odd.group(0)
     mss = _MIN_SEC.search(low) if what == "timer" else None
     if seconds is None and mss:  # a kitchen timer "for 7:30" runs seven and a half minutes
         seconds = 60.0 * int(mss.group(1)) + int(mss.group(2))

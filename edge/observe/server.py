@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import socket
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,6 +46,18 @@ def parse_address(text: str, public: bool = False) -> tuple[str, int]:
     return host, int(port)
 
 
+MAX_SEQ_DIGITS = 18  # an event number fits in 64 bits; a longer one is not one of ours
+
+
+def event_number(text: str) -> int | None:
+    """`after=` / Last-Event-ID as an event number: empty is 0, anything else must be plain digits."""
+    if not text:
+        return 0
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_SEQ_DIGITS:
+        return None
+    return int(text)
+
+
 def page() -> bytes:
     return (resources.files("edge") / "assets" / "timeline.html").read_bytes()
 
@@ -77,7 +90,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, page(), "text/html; charset=utf-8")
         elif url.path == "/events":
             after = parse_qs(url.query).get("after", [self.headers.get("Last-Event-ID") or "0"])[0]
-            self._stream(int(after) if after.isdigit() else 0)
+            seq = event_number(after)
+            if seq is None:
+                log.warning("http: /events asked to start after %r, which is not an event number; answered 400",
+                            after[:20] + ("..." if len(after) > 20 else ""))
+                self._send(HTTPStatus.BAD_REQUEST, b"after= takes an event number (at most 18 digits)\n",
+                           "text/plain")
+                return
+            self._stream(seq)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found: try /, /health or /metrics\n", "text/plain")
 
@@ -112,6 +132,8 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], observer: Observer) -> None:
+        if ":" in address[0]:  # an IPv6 literal such as ::1 needs an IPv6 socket
+            self.address_family = socket.AF_INET6
         self.observer = observer
         self.closing = threading.Event()
         super().__init__(address, _Handler)
@@ -132,7 +154,7 @@ class ObserveServer:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     def close(self) -> None:
         self.httpd.closing.set()

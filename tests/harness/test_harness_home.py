@@ -182,6 +182,7 @@ def test_a_token_in_the_json_or_a_missing_variable_is_refused_in_one_sentence(tm
 
 def test_the_token_can_come_from_a_file(tmp_path, monkeypatch):
     (tmp_path / "token").write_text(TOKEN + "\n")
+    (tmp_path / "token").chmod(0o600)  # a token file others can read is refused
     server = HomeServer(tmp_path).start()
     clock, emit = VirtualClock(), Emitted()
     cfg = {"mcp": [{"name": "home", "url": server.url, "token_file": str(tmp_path / "token")}],
