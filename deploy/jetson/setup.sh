@@ -178,7 +178,9 @@ install_llama() {
     x mv "$dir.tmp" "$dir"
   fi
   local wheel=("$dir"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
-  x "$VENV/bin/pip" install -q --no-deps --force-reinstall "${wheel[@]}"
+  local offline=()
+  [ "$OFFLINE" -eq 1 ] && offline=(--no-index --find-links "$WHEELS")
+  x "$VENV/bin/pip" install -q "${offline[@]}" --no-deps --force-reinstall "${wheel[@]}"
   # its own dependencies (the wheel went in without them, so nothing else was reinstalled)
   local deps
   read -ra deps <<<"$LLAMA_DEPS"
