@@ -5,7 +5,7 @@
 # (--skip-checks: image builds, where no GPU is visible; the service checks again at start.
 #  --no-default-models: leave out the embedded default (about 650 MB); then only a bundle runs.
 #  --dry-run: print each command that would change the system, run none of them.
-#  --wheels DIR: offline; pip runs with --no-index, apt is not asked for anything.
+#  --wheels DIR: offline; pip runs with --no-index, apt is not asked for anything (--with-apt: it is).
 #  --progress FILE: each step recorded there, for venusctl.sh status and the first-boot page.)
 # Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
 # and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
@@ -21,6 +21,7 @@ PREFIX="/opt/venus-edge"
 WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdist) staged with the image
 SOURCE="$(cd "$HERE/../.." && pwd)"
 PROGRESS=""
+WITH_APT=0
 DETECT_ONLY=0
 DEFAULT_MODELS=1
 SKIP_CHECKS=0
@@ -47,6 +48,7 @@ while [ $# -gt 0 ]; do
     --prefix) PREFIX="${2:?--prefix needs a directory}"; shift 2 ;;
     --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
+    --with-apt) WITH_APT=1; shift ;;
     --progress) PROGRESS="${2:?--progress needs a file}"; shift 2 ;;
     --detect-only) DETECT_ONLY=1; shift ;;
     --no-default-models) DEFAULT_MODELS=0; shift ;;
@@ -104,7 +106,7 @@ install_apt() {
     for p in $APT_JETPACK; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   fi
   [ ${#missing[@]} -eq 0 ] && return 0
-  if [ "$OFFLINE" -eq 1 ]; then
+  if [ "$OFFLINE" -eq 1 ] && [ "$WITH_APT" -eq 0 ]; then
     # Offline: nothing is fetched. Build tools are not needed with a prebuilt llama-cpp-python wheel;
     # runtime libraries that are missing are named so they can go into the root filesystem before flashing.
     log "offline: apt packages not installed (no network used): ${missing[*]}; add them to the root filesystem (docs: Flashing a Jetson) or install them once online."
