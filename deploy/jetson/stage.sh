@@ -5,7 +5,8 @@
 #   stage.sh --tarball venus-edge-stage.tar.gz [--bundle DIR] [--wheels DIR] [--board BOARD]
 #   [--force]  stage a bundle that does not fit the board or match its plan (a warning instead of a refusal)
 # Without --board the first boot detects the module and picks its profile. With --wheels DIR (wheels.sh)
-# the folder must hold every wheel the device needs; venus-edge itself goes in as a wheel built here.
+# the folder must hold every wheel the device needs (pip and llama-cpp-python included; checked here);
+# venus-edge goes in as source and is installed from it, offline.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
