@@ -2,6 +2,7 @@
 # Jetson detection: L4T release, JetPack stack and board, read under a root prefix so
 # tests can feed recorded files. Source it and call venus_detect ROOT, or run it:
 #   deploy/jetson/detect.sh [ROOT]     prints KEY=value lines; exit 3 when unsupported
+#   deploy/jetson/detect.sh --tag [ROOT]   the l4t-jetpack base tag for this release (r36.4.0)
 
 # "# R36 (release), REVISION: 4.3, GCID: ..." -> 36.4.3 (empty when absent or unreadable)
 venus_l4t_release() {
@@ -81,6 +82,15 @@ venus_stack() {
   esac
 }
 
+# The l4t-jetpack base tag for a release: NVIDIA publishes one image per minor release (r36.3.0, r36.4.0)
+# and an image runs on every patch release of that minor one (R36.4.3 -> r36.4.0). Refuses what venus_stack refuses.
+venus_container_tag() {
+  local rel="$1" major minor
+  venus_stack "$rel" >/dev/null || return 3
+  major="${rel%%.*}"; minor="${rel#*.}"; minor="${minor%%.*}"
+  echo "r$major.$minor.0"
+}
+
 # KEY=value lines for setup.sh, the profile picker and the README's troubleshooting.
 venus_detect() {
   local root="${1:-}" rel board stack jetpack cuda trt index
@@ -99,6 +109,7 @@ venus_detect() {
   echo "CUDA=$cuda"
   echo "TENSORRT=$trt"
   echo "PIP_INDEX=$index"
+  echo "L4T_TAG=$(venus_container_tag "$rel")"
   # No board inside a container build (no device tree): the profile is picked at run time.
   if [ -z "$board" ] && [ -e "$root/proc/device-tree/model" ]; then
     echo "This module ('$(venus_dt_string "$root" model)') is not an Orin that venus-edge has a profile for." >&2
@@ -108,5 +119,10 @@ venus_detect() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -uo pipefail
-  venus_detect "${1:-}"
+  # --tag [ROOT]: only the container base tag (for docker build --build-arg L4T_TAG=...)
+  if [ "${1:-}" = --tag ]; then
+    venus_container_tag "$(venus_l4t_release "${2:-}")"
+  else
+    venus_detect "${1:-}"
+  fi
 fi

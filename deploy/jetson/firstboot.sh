@@ -12,7 +12,19 @@ CONF="${VENUS_CONF:-/etc/venus-edge}"
 # The service user; systemd-sysusers.service may have skipped it on an image it thinks is current.
 if command -v systemd-sysusers >/dev/null; then systemd-sysusers venus-edge.conf; fi
 
-"$HERE/setup.sh" --prefix "$PREFIX" --source "$PREFIX/src" --wheels "$PREFIX/wheels"
+# Progress for venusctl.sh status; with --http in the site settings, the same address shows it as a
+# page until the assistant (and its own page) starts.
+PROGRESS="$PREFIX/firstboot.json"
+http="$(sed -n 's/^VENUS_ARGS=.*--http[= ]\([^ "]*\).*/\1/p' "$CONF/venus-edge.env" 2>/dev/null | head -n1)"
+if [ -n "$http" ]; then
+  python3 "$HERE/progress.py" serve "$PROGRESS" "$http" &
+  server=$!
+  trap 'kill "$server" 2>/dev/null || true' EXIT
+fi
+# The llama-cpp-python build lands in a known place, for venusctl.sh export-llama.
+export VENUS_EDGE_CACHE="$PREFIX/cache"
+# The staged wheels (stage.sh --wheels) make this offline: setup.sh then never asks the network.
+"$HERE/setup.sh" --prefix "$PREFIX" --source "$PREFIX/src" --wheels "$PREFIX/wheels" --progress "$PROGRESS"
 
 if [ ! -f "$CONF/profile.env" ]; then
   board="$(venus_board "")"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Set up venus-edge on a Jetson Orin with JetPack 6.x (L4T R36).
 #   deploy/jetson/setup.sh [--prefix /opt/venus-edge] [--wheels DIR] [--source DIR] [--detect-only]
-#                          [--no-default-models] [--skip-checks] [--dry-run]
+#                          [--no-default-models] [--skip-checks] [--dry-run] [--progress FILE]
 # (--skip-checks: image builds, where no GPU is visible; the service checks again at start.
 #  --no-default-models: leave out the embedded default (about 650 MB); then only a bundle runs.
-#  --dry-run: print each command that would change the system, run none of them.)
+#  --dry-run: print each command that would change the system, run none of them.
+#  --wheels DIR: offline; pip runs with --no-index, apt is not asked for anything (--with-apt: it is).
+#  --progress FILE: each step recorded there, for venusctl.sh status and the first-boot page.)
 # Steps: detect release and board, apt packages, a venv that sees JetPack's TensorRT
 # and OpenCV, onnxruntime-gpu from NVIDIA's Jetson index, llama-cpp-python built with
 # CUDA for SM 8.7, the embedded default's models, venus-edge itself, then checks that
@@ -18,6 +20,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PREFIX="/opt/venus-edge"
 WHEELS=""            # offline: a folder of wheels (and the llama-cpp-python sdist) staged with the image
 SOURCE="$(cd "$HERE/../.." && pwd)"
+PROGRESS=""
+WITH_APT=0
 DETECT_ONLY=0
 DEFAULT_MODELS=1
 SKIP_CHECKS=0
@@ -44,6 +48,8 @@ while [ $# -gt 0 ]; do
     --prefix) PREFIX="${2:?--prefix needs a directory}"; shift 2 ;;
     --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
     --source) SOURCE="${2:?--source needs a directory}"; shift 2 ;;
+    --with-apt) WITH_APT=1; shift ;;
+    --progress) PROGRESS="${2:?--progress needs a file}"; shift 2 ;;
     --detect-only) DETECT_ONLY=1; shift ;;
     --no-default-models) DEFAULT_MODELS=0; shift ;;
     --skip-checks) SKIP_CHECKS=1; shift ;;
@@ -58,6 +64,22 @@ if [ -n "$WHEELS" ] && ! compgen -G "$WHEELS/*.whl" >/dev/null && ! compgen -G "
   WHEELS=""
 fi
 CACHE="${VENUS_EDGE_CACHE:-$HOME/.cache/venus-edge}"
+OFFLINE=0
+[ -n "$WHEELS" ] && OFFLINE=1
+STEPS=7
+
+# One line in the log and, with --progress, the record venusctl.sh status reads.
+step() {
+  log "step $1/$STEPS: $2"
+  [ -z "$PROGRESS" ] || [ "$DRY_RUN" -eq 1 ] || {
+    local flag=()
+    [ "$OFFLINE" -eq 1 ] && flag=(--offline)
+    python3 "$HERE/progress.py" write "$PROGRESS" "$1" "$STEPS" "$2" "${flag[@]}" || true
+  }
+}
+failed() {
+  [ -z "$PROGRESS" ] || [ "$DRY_RUN" -eq 1 ] || python3 "$HERE/progress.py" fail "$PROGRESS" "$1" || true
+}
 
 L4T_RELEASE="" BOARD="" TENSORRT="" CUDA="" PIP_INDEX=""
 detect() {
@@ -84,6 +106,12 @@ install_apt() {
     for p in $APT_JETPACK; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   fi
   [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$OFFLINE" -eq 1 ] && [ "$WITH_APT" -eq 0 ]; then
+    # Offline: nothing is fetched. Build tools are not needed with a prebuilt llama-cpp-python wheel;
+    # runtime libraries that are missing are named so they can go into the root filesystem before flashing.
+    log "offline: apt packages not installed (no network used): ${missing[*]}; add them to the root filesystem (docs: Flashing a Jetson) or install them once online."
+    return 0
+  fi
   log "installing apt packages: ${missing[*]}"
   x $sudo apt-get update -qq
   x $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
@@ -103,6 +131,18 @@ pip_in() {
 
 make_venv() {
   # System site packages: TensorRT's Python bindings and OpenCV with GStreamer come from JetPack.
+  if [ "$OFFLINE" -eq 1 ]; then
+    # Without python3-venv (not in every sample root filesystem) there is no ensurepip: pip comes
+    # from the staged wheels, run straight from its wheel file.
+    [ -x "$VENV/bin/python" ] || { log "creating $VENV"; x python3 -m venv --system-site-packages --without-pip "$VENV"; }
+    if [ ! -x "$VENV/bin/pip" ]; then
+      local pipwhl=("$WHEELS"/pip-*.whl)
+      [ -f "${pipwhl[0]}" ] || { die "offline: $WHEELS has no pip wheel; collect the wheels again with wheels.sh."; }
+      x "$VENV/bin/python" "${pipwhl[0]}/pip" install -q --no-index --find-links "$WHEELS" pip
+    fi
+    x "$VENV/bin/pip" install -q --no-index --find-links "$WHEELS" --upgrade wheel setuptools
+    return 0
+  fi
   [ -x "$VENV/bin/python" ] || { log "creating $VENV"; x python3 -m venv --system-site-packages "$VENV"; }
   x "$VENV/bin/python" -m pip install -q --upgrade pip wheel setuptools 2>/dev/null || true
 }
@@ -122,7 +162,13 @@ install_llama() {
     2>/dev/null && return 0
   key="$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_CMAKE_ARGS" "$L4T_RELEASE" | sha256sum | cut -c1-12)"
   dir="$CACHE/wheels/llama-cpp-python-$LLAMA_VERSION-$key"
-  if ! ls "$dir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+  # A CUDA wheel built on a device before (venusctl.sh export-llama, staged by wheels.sh --llama): no build.
+  local built=()
+  [ -n "$WHEELS" ] && mapfile -t built < <(compgen -G "$WHEELS/llama_cpp_python-$LLAMA_VERSION-*_aarch64.whl" || true)
+  if [ ${#built[@]} -gt 0 ]; then
+    log "llama-cpp-python $LLAMA_VERSION: the prebuilt CUDA wheel ${built[0]##*/} (no build)"
+    dir="$(dirname "${built[0]}")"
+  elif ! ls "$dir"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     log "building llama-cpp-python $LLAMA_VERSION with CUDA for SM 8.7 (20-40 minutes on an Orin)"
     x mkdir -p "$dir.tmp"
     local src="llama-cpp-python==$LLAMA_VERSION" find=()
@@ -133,8 +179,10 @@ install_llama() {
     x rm -rf "$dir"
     x mv "$dir.tmp" "$dir"
   fi
-  local wheel=("$dir"/llama_cpp_python-*.whl)
-  x "$VENV/bin/pip" install -q --no-deps --force-reinstall "${wheel[@]}"
+  local wheel=("$dir"/llama_cpp_python-"$LLAMA_VERSION"-*.whl)
+  local offline=()
+  [ "$OFFLINE" -eq 1 ] && offline=(--no-index --find-links "$WHEELS")
+  x "$VENV/bin/pip" install -q "${offline[@]}" --no-deps --force-reinstall "${wheel[@]}"
   # its own dependencies (the wheel went in without them, so nothing else was reinstalled)
   local deps
   read -ra deps <<<"$LLAMA_DEPS"
@@ -176,10 +224,15 @@ post_checks() {
 
 detect
 [ "$DETECT_ONLY" -eq 1 ] && exit 0
-install_apt
-make_venv
-install_onnxruntime
-install_llama
-install_models
-install_venus
+# a stop at any step (set -e, die) is recorded, so venusctl.sh status does not show a step forever
+on_exit() { local rc=$?; [ "$rc" -eq 0 ] || failed "setup.sh stopped (exit $rc); see its log"; }
+trap on_exit EXIT
+[ "$OFFLINE" -eq 1 ] && log "offline: every Python package from $WHEELS (pip --no-index); nothing is fetched from the network."
+step 1 "apt packages"; install_apt
+step 2 "the venv in $VENV"; make_venv
+step 3 "onnxruntime-gpu"; install_onnxruntime
+step 4 "llama-cpp-python with CUDA"; install_llama
+step 5 "the embedded default's models"; install_models
+step 6 "venus-edge"; install_venus
 [ "$SKIP_CHECKS" -eq 1 ] || [ "$DRY_RUN" -eq 1 ] || post_checks
+step 7 "installed$([ "$OFFLINE" -eq 1 ] && echo ', offline: nothing came from the network')"

@@ -5,7 +5,8 @@
 #   stage.sh --tarball venus-edge-stage.tar.gz [--bundle DIR] [--wheels DIR] [--board BOARD]
 #   [--force]  stage a bundle that does not fit the board or match its plan (a warning instead of a refusal)
 # Without --board the first boot detects the module and picks its profile. With --wheels DIR (wheels.sh)
-# the folder must hold every wheel the device needs; venus-edge itself goes in as a wheel built here.
+# the folder must hold every wheel the device needs (pip and llama-cpp-python included; checked here);
+# venus-edge goes in as source and is installed from it, offline.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +38,19 @@ done
 [ -z "$BOARD" ] || [ -f "$HERE/profiles/$BOARD.env" ] \
   || die "no profile '$BOARD'; choose one of: $(cd "$HERE/profiles" && echo ./*.env | sed 's|\./||g; s|\.env||g')."
 [ -f "$SOURCE/pyproject.toml" ] || die "$SOURCE is not the venus-edge source tree (no pyproject.toml)."
+
+# The wheel folder: what the offline first boot will find there (it cannot fetch what is missing).
+if [ -n "$WHEELS" ]; then
+  compgen -G "$WHEELS/pip-*.whl" >/dev/null \
+    || die "$WHEELS has no pip wheel, which the offline first boot needs for its venv; collect the wheels with wheels.sh."
+  if compgen -G "$WHEELS/llama_cpp_python-*_aarch64.whl" >/dev/null; then
+    echo "stage: wheels: llama-cpp-python prebuilt; the first boot installs offline and compiles nothing." >&2
+  elif compgen -G "$WHEELS/llama_cpp_python-*.tar.gz" >/dev/null || compgen -G "$WHEELS/llama-cpp-python-*.tar.gz" >/dev/null; then
+    echo "stage: wheels: llama-cpp-python as source; the first boot compiles it with CUDA (20-40 minutes). wheels.sh --llama (a wheel from venusctl.sh export-llama) avoids that." >&2
+  else
+    die "$WHEELS has no llama-cpp-python (neither a linux_aarch64 wheel nor its source); collect the wheels with wheels.sh."
+  fi
+fi
 
 # The bundle against the board's plan (export/plan.py's numbers): refuse, or with --force warn.
 if [ -n "$BUNDLE" ] && [ -n "$BOARD" ]; then

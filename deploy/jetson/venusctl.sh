@@ -4,6 +4,8 @@
 #   venusctl.sh disable [--user]                  stop and remove from boot (files stay)
 #   venusctl.sh status [--user]                   units, profile check, last log lines
 #   venusctl.sh profile BOARD [--user]            switch the board profile
+#   venusctl.sh export-llama DIR                  copy the CUDA llama-cpp-python wheel this device built
+#                                                 (for wheels.sh --llama: later flashes skip the build)
 # System mode needs root and the layout /opt/venus-edge (stage.sh or setup.sh --prefix).
 set -euo pipefail
 
@@ -14,7 +16,7 @@ ROOT="${VENUS_ROOT:-}"   # tests install into a fake root; systemctl is then not
 
 die() { printf 'venusctl: %s\n' "$1" >&2; exit "${2:-1}"; }
 
-USER_MODE=0 BOARD="" CMD="${1:-}"
+USER_MODE=0 BOARD="" OUT="" CMD="${1:-}"
 [ $# -gt 0 ] && shift
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -22,6 +24,7 @@ while [ $# -gt 0 ]; do
     --board) BOARD="${2:?--board needs a name}"; shift 2 ;;
     -*) die "unknown option '$1'; see the usage at the top of $0." 2 ;;
     *) [ "$CMD" = profile ] && [ -z "$BOARD" ] && { BOARD="$1"; shift; continue; }
+       [ "$CMD" = export-llama ] && [ -z "$OUT" ] && { OUT="$1"; shift; continue; }
        die "unexpected argument '$1'." 2 ;;
   esac
 done
@@ -38,7 +41,7 @@ else
   SHARE="$ROOT/opt/venus-edge"
   SYSTEMCTL=(systemctl)
   UNITS=(venus-power.service venus-edge.service)
-  if [ -z "$ROOT" ] && [ "$(id -u)" -ne 0 ] && [ "$CMD" != status ]; then
+  if [ -z "$ROOT" ] && [ "$(id -u)" -ne 0 ] && [ "$CMD" != status ] && [ "$CMD" != export-llama ]; then
     die "system services need root: run with sudo, or use --user on a desktop." 2
   fi
 fi
@@ -47,6 +50,24 @@ boards() {
   local f out=()
   for f in "$HERE"/profiles/*.env; do f="${f##*/}"; out+=("${f%.env}"); done
   echo "${out[*]}"
+}
+
+# The wheel setup.sh built (first boot: under /opt/venus-edge/cache; by hand: the caller's cache).
+export_llama() {
+  local found=() w f
+  [ -n "$OUT" ] || die "export-llama needs a folder to copy the wheel into." 2
+  mapfile -t found < <(compgen -G "$SHARE/cache/wheels/llama-cpp-python-*/llama_cpp_python-*.whl";
+                       compgen -G "${VENUS_EDGE_CACHE:-$HOME/.cache/venus-edge}/wheels/llama-cpp-python-*/llama_cpp_python-*.whl")
+  [ ${#found[@]} -gt 0 ] || die "no llama-cpp-python wheel built on this device (looked in $SHARE/cache and ~/.cache/venus-edge); run setup.sh first."
+  w="${found[0]}"
+  for f in "${found[@]}"; do [ "$f" -nt "$w" ] && w="$f"; done
+  case "${w##*/}" in *_aarch64.whl) ;; *) die "${w##*/} is not an aarch64 wheel; export it from the Jetson that built it." ;; esac
+  # a CPU-only build would be staged for every later flash: check that the CUDA backend is inside
+  "${PY:-python3}" -c 'import sys, zipfile; sys.exit(not any("ggml-cuda" in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$w" \
+    || die "${w##*/} has no CUDA backend (libggml-cuda); rebuild it with setup.sh before exporting."
+  install -d "$OUT"
+  cp "$w" "$OUT/"
+  echo "exported $OUT/${w##*/}; on the workstation: deploy/jetson/wheels.sh WHEELS_DIR --llama $OUT/${w##*/}"
 }
 
 run_systemctl() { [ -n "$ROOT" ] || "${SYSTEMCTL[@]}" "$@"; }
@@ -99,8 +120,10 @@ case "$CMD" in
     set_profile "$BOARD"
     run_systemctl try-restart venus-edge.service
     ;;
+  export-llama) export_llama ;;
   status)
     [ -n "$ROOT" ] || "${SYSTEMCTL[@]}" --no-pager status "${UNITS[@]}" || true
+    [ "$USER_MODE" -eq 1 ] || python3 "$HERE/progress.py" show "$SHARE/firstboot.json" || true
     if [ -f "$CONF/profile.env" ]; then
       "$SHARE/venv/bin/python" "$HERE/profiles.py" check "$CONF/profile.env" || true
     else
@@ -111,5 +134,5 @@ case "$CMD" in
       else journalctl -u venus-edge -u venus-power -u venus-firstboot -n 20 --no-pager || true; fi
     fi
     ;;
-  *) sed -n '2,7p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,9p' "$0" >&2; exit 2 ;;
 esac

@@ -202,11 +202,13 @@ def test_setup_dry_run_shows_the_jetson_builds(tmp_path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     (wheels / "venus_edge-0.1.0-py3-none-any.whl").write_bytes(b"PK")
+    (wheels / "pip-24.0-py3-none-any.whl").write_bytes(b"PK")  # the venv gets pip from it (no ensurepip needed)
     r = run([str(JETSON / "setup.sh"), "--dry-run", "--prefix", str(tmp_path / "opt"), "--wheels", str(wheels)],
             env={**env, "VENUS_JETSON_PIP_INDEX": "https://example.invalid/jp6"})
     pips = [c for c in r.stdout.splitlines() if "pip install" in c and "-c " in c]
     assert pips and all(f"--no-index --find-links {wheels}" in c for c in pips)
     assert pips[-1].endswith("venus-edge[jetson]") and "example.invalid" not in r.stdout
+    assert "apt-get" not in r.stdout and f"{wheels}/pip-24.0-py3-none-any.whl/pip install" in r.stdout
 
 
 def test_power_mode_list_takes_the_first_present(tmp_path) -> None:

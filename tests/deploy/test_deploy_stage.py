@@ -27,6 +27,8 @@ def test_rootfs_layout(rootfs, bundle, tmp_path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     (wheels / "numpy-2.0-cp310-cp310-manylinux_2_17_aarch64.whl").write_bytes(b"PK")
+    (wheels / "pip-24.0-py3-none-any.whl").write_bytes(b"PK")
+    (wheels / "llama_cpp_python-0.3.36.tar.gz").write_bytes(b"")
     r = stage("--rootfs", str(rootfs), "--bundle", str(bundle), "--wheels", str(wheels), "--board", "orin-nx-16",
               "--force")  # the tiny bundle is not the board's plan
     assert r.returncode == 0, r.stderr
