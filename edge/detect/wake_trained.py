@@ -36,12 +36,14 @@ class TrainedWake:
         opts.intra_op_num_threads = opts.inter_op_num_threads = 1
         self.net = ort.InferenceSession(str(ASSETS / f"{name}.onnx"), opts, providers=["CPUExecutionProvider"])
         self.features = SpeechEmbedding()
+        # a fresh stream starts as if quiet had been heard for the whole window, so it is scored from its first 80 ms
+        self.quiet = self.features.of_bands(self.features.bands(np.zeros(SPAN, np.float32))[-76:][None])
         self.reset()
 
     def reset(self) -> None:
         self.audio = np.zeros(SPAN, np.float32)  # the stream's last samples, starting from quiet
         self.pending = 0  # samples received since the last embedding
-        self.recent = np.zeros((0, 96), np.float32)
+        self.recent = np.repeat(self.quiet, WINDOW, axis=0)
 
     def scores(self, audio: np.ndarray) -> np.ndarray:
         audio = np.asarray(audio, np.float32)
@@ -56,8 +58,5 @@ class TrainedWake:
                 bands = self.features.bands(self.audio)[-76:]
                 emb = self.features.of_bands(bands[None])
                 self.recent = np.concatenate([self.recent, emb])[-WINDOW:]
-                if len(self.recent) < WINDOW:  # the first second: too little heard to call it
-                    out.append(0.0)
-                else:
-                    out.append(float(self.net.run(None, {"embeddings": self.recent[None]})[0].ravel()[0]))
+                out.append(float(self.net.run(None, {"embeddings": self.recent[None]})[0].ravel()[0]))
         return np.asarray(out, np.float32)

@@ -43,7 +43,7 @@ class Speaker(Protocol):
 
 
 def info(wake: str) -> Info:
-    me = Attribution(name="venus-edge", url="https://github.com/")
+    me = Attribution(name="venus-edge", url="")
     return Info(satellite=Satellite(name="venus-edge", attribution=me, installed=True, description=
                                     f"venus-edge satellite (wake word {wake})", version=None, area=None,
                                     has_vad=False, active_wake_words=[wake], max_active_wake_words=1,
@@ -75,9 +75,10 @@ class Reply:
 class SatelliteHandler(AsyncEventHandler):
     """One Home Assistant connection: the microphone loop runs between `run-satellite` and `pause-satellite`."""
 
-    def __init__(self, mic: Mic, speaker: Speaker, wake: str, *args: Any, pace: bool = True, **kwargs: Any) -> None:
+    def __init__(self, mic: Mic, speaker: Speaker, wake: str, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.mic, self.speaker, self.pace = mic, speaker, pace
+        self.mic, self.speaker = mic, speaker
+        self.pace = not getattr(mic, "live", False)  # a recording is read at the pace a microphone would give it
         self.detector = WakeDetector(wake)
         self.loop_task: asyncio.Task | None = None
         self.streaming = False
