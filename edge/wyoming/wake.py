@@ -22,8 +22,8 @@ TRAINED = Attribution(name="venus-edge (over openWakeWord's speech embedding)",
 def wake_program(attribution: Attribution) -> WakeProgram:
     return WakeProgram(name="venus-edge-wake", attribution=attribution, installed=True, version=None,
                        description="The device's wake words",
-                       models=[WakeModel(name=n, attribution=TRAINED if n == "okay_nabu" else MICRO, installed=True, version=None,
-                                         description=PHRASES[n], languages=["en"], phrase=PHRASES[n])
+                       models=[WakeModel(name=n, attribution=TRAINED if n == "okay_nabu" else MICRO, installed=True,
+                                         version=None, description=PHRASES[n], languages=["en"], phrase=PHRASES[n])
                                for n in WAKE_WORDS])
 
 

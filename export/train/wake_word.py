@@ -66,7 +66,7 @@ def training_voices() -> list[str]:
 
 
 def speak(text: str, voice: str, rng: random.Random) -> np.ndarray:
-    # pitch through SSML-free espeak flags is not in `say`; rate spread does the rest
+    """espeak-ng at a rate drawn from slow to fast (the voice's variant sets its pitch)."""
     return say(text, voice, rng.choice((120, 140, 160, 180, 200, 230)))
 
 
@@ -90,7 +90,8 @@ def segment(rng: random.Random, voice: str, positive: bool) -> tuple[np.ndarray,
     return np.concatenate(parts), span
 
 
-def windows(features: SpeechEmbedding, audio: np.ndarray, span: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+def windows(features: SpeechEmbedding, audio: np.ndarray,
+            span: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
     """Every 16-embedding window of the audio with its label: 1 just after the word, 0 away from it, -1 between."""
     emb = features.embed(audio)
     xs, ys = [], []
