@@ -3,7 +3,8 @@
 The model and its cut-off live in edge/assets/wake/<name>.onnx and .json. A
 stream is scored every 80 ms: the new 1280 samples complete one embedding
 (read from the last 12 800 samples, edge/detect/wake_embedding.py) and the
-classifier scores the 16 newest.
+classifier scores the 16 newest. A step's score is the lowest of the last
+`hold` (3: 240 ms), so a single high step in ordinary speech does not wake.
 """
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ class TrainedWake:
         meta = json.loads((ASSETS / f"{name}.json").read_text())
         self.word: str = meta["word"]
         self.cutoff: float = float(meta["cutoff"])
+        # a step's score is the lowest of the last `hold` steps: a one-step spike does not wake
+        self.hold = int(meta.get("hold", 1))
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = opts.inter_op_num_threads = 1
         self.net = ort.InferenceSession(str(ASSETS / f"{name}.onnx"), opts, providers=["CPUExecutionProvider"])
@@ -44,6 +47,7 @@ class TrainedWake:
         self.audio = np.zeros(SPAN, np.float32)  # the stream's last samples, starting from quiet
         self.pending = 0  # samples received since the last embedding
         self.recent = np.repeat(self.quiet, WINDOW, axis=0)
+        self.raw = [0.0] * self.hold
 
     def scores(self, audio: np.ndarray) -> np.ndarray:
         audio = np.asarray(audio, np.float32)
@@ -58,5 +62,6 @@ class TrainedWake:
                 bands = self.features.bands(self.audio)[-76:]
                 emb = self.features.of_bands(bands[None])
                 self.recent = np.concatenate([self.recent, emb])[-WINDOW:]
-                out.append(float(self.net.run(None, {"embeddings": self.recent[None]})[0].ravel()[0]))
+                self.raw = self.raw[1:] + [float(self.net.run(None, {"embeddings": self.recent[None]})[0].ravel()[0])]
+                out.append(min(self.raw))
         return np.asarray(out, np.float32)
