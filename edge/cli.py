@@ -46,6 +46,11 @@ def example_wav() -> str:
     return str(resources.files("edge") / "assets" / "two_plus_two.wav")
 
 
+def judge_on(choice: str, frontend: str) -> bool:
+    """`--judge`: auto leaves a bundle's interruptions to its model (as the reference does), else the judge's."""
+    return choice == "on" or (choice == "auto" and not frontend.startswith("bundle"))
+
+
 def session_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="venus-edge",
@@ -206,7 +211,7 @@ def run(argv: list[str]) -> int:
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {}),
                                **({"prompt": args.prompt} if args.prompt else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"),
-                        barge_in=args.judge == "on" or (args.judge == "auto" and not frontend.startswith("bundle")))
+                        barge_in=judge_on(args.judge, frontend))
     if args.prompt and not frontend.startswith("bundle"):
         print("venus-edge: --prompt types text to a bundle's model; give --bundle DIR.", file=sys.stderr)
         return 2
