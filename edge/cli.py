@@ -61,6 +61,11 @@ def example_wav() -> str:
     return str(resources.files("edge") / "assets" / "two_plus_two.wav")
 
 
+def judge_on(choice: str, frontend: str) -> bool:
+    """`--judge`: auto leaves a bundle's interruptions to its model (as the reference does), else the judge's."""
+    return choice == "on" or (choice == "auto" and not frontend.startswith("bundle"))
+
+
 def session_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="venus-edge",
@@ -109,6 +114,10 @@ def session_parser() -> argparse.ArgumentParser:
     run.add_argument("--echo-cancel", choices=("auto", "on", "off"), default="auto",
                      help="cancel the assistant's own voice in the microphone (auto: on for a live microphone; "
                           "off where the device already cancels echo)")
+    run.add_argument("--judge", choices=("auto", "on", "off"), default="auto",
+                     help="the barge-in judge: duck the reply when the user talks over it and end the turn when it "
+                          "decides the user took the floor (auto: on for the embedded default; off for a bundle, "
+                          "whose model decides itself, as the reference's does: see docs/conformance.md)")
     run.add_argument("--fast", action="store_true", help="read a file input as fast as the graph allows, on a "
                                                          "virtual clock (default: paced in real time)")
     run.add_argument("--wake", metavar="NAME", help="listen only after this wake word until the conversation is "
@@ -222,7 +231,8 @@ def run(argv: list[str]) -> int:
                         **({"answer_wait_s": args.answer_wait} if args.answer_wait is not None else {}),
                         extra={**({"harness": harness} if harness else {}), **({"asr": args.asr} if args.asr else {}),
                                **({"prompt": args.prompt} if args.prompt else {})},
-                        echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"))
+                        echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"),
+                        barge_in=judge_on(args.judge, frontend))
     if args.prompt and not frontend.startswith("bundle"):
         print("venus-edge: --prompt types text to a bundle's model; give --bundle DIR.", file=sys.stderr)
         return 2

@@ -1,7 +1,10 @@
 """Running a session through the graph (processes or threads), with each node's settings built once."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
+
+from edge.bundle.manifest import ManifestError, load_manifest
 
 from edge.bundle.preflight import bundle_problem
 from edge.graph.plain import to_plain
@@ -15,12 +18,23 @@ __all__ = ["ALL_NODES", "SessionConfig", "SettingsError", "make_supervisor", "no
 
 
 def nodes_for(cfg: SessionConfig) -> list[str]:
-    """The session's nodes: all of them, and the vision node when the embedded default has a camera to read
-    (a bundle sees the frames itself; `vision: true` in the options adds it to any frontend)."""
+    """The session's nodes: all of them, and the vision node when a camera is read by the embedded default (it
+    describes the frames) or by an Omni bundle (it archives them with the bundle's vision tokens for memory);
+    `vision: true` or `false` in the options decides it for any frontend."""
     wanted = cfg.extra.get("vision")
-    sees = cfg.camera is not None and cfg.video_fps > 0 and (cfg.frontend == "default" if wanted is None
-                                                              else bool(wanted))
+    camera = cfg.camera is not None and cfg.video_fps > 0
+    sees = camera and (cfg.frontend == "default" or _omni_bundle(cfg.frontend) if wanted is None else bool(wanted))
     return [*ALL_NODES, "vision"] if sees else list(ALL_NODES)
+
+
+def _omni_bundle(frontend: str) -> bool:
+    """Whether `frontend` names an Omni bundle (a manifest that cannot be read is refused later, in one sentence)."""
+    if not frontend.startswith("bundle:"):
+        return False
+    try:
+        return load_manifest(Path(frontend[len("bundle:"):]).expanduser()).get("variant") == "omni"
+    except ManifestError:
+        return False
 
 
 def run_session(cfg: SessionConfig, *, inprocess: bool = False, nodes: list[str] | None = None,

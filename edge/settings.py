@@ -231,6 +231,7 @@ class VisionSettings:
     threads: int
     realtime: bool
     memory_dir: str  # the memory archive's folder (next to the journal unless set)
+    frontend: str = "default"  # bundle:DIR (an Omni bundle): kept frames are stored with its vision tokens
     memory_mb: float = 512.0  # its disk budget; the oldest frames go first
     stale_s: float = 1.5  # real time: a frame that waited longer than this is skipped for a newer one
 

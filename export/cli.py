@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
                                                              "real time (0: the virtual clock, where harness "
                                                              "results come too late to be spoken)")
 
+    be.add_argument("--judge", choices=("on", "off"), default="off",
+                    help="tiny: the barge-in judge may force a yield (on), or every yield is the model's own (off, "
+                         "default)")
+    be.add_argument("--chunk-ms", type=int, default=1000, help="tiny: the runtime's chunk length (default 1000; "
+                                                                "the sessions are scored per second)")
     sub.add_parser("plan", help="which precisions fit a device (export.plan)", add_help=False)
     return ap
 
@@ -156,8 +161,11 @@ def _run(args: argparse.Namespace) -> int:
             raise ExportError(f"Unknown variant {bad[0]!r}: use audio, omni or both (audio,omni).")
         if args.pace < 0:
             raise ExportError("--pace must be 0 (the virtual clock) or a positive speed-up.")
+        if not 100 <= args.chunk_ms <= 1000 or 1000 % args.chunk_ms:
+            raise ExportError(f"--chunk-ms must divide a second into whole chunks (100 to 1000 ms), not "
+                              f"{args.chunk_ms}.")
         return run_tiny(args.variant, args.sessions, args.chunks, args.workdir, args.seed, tuple(args.types),
-                        pace=args.pace)
+                        pace=args.pace, judge=args.judge == "on", chunk_ms=args.chunk_ms)
     if args.cmd == "bench":
         from export.bench import run_bench
 

@@ -187,6 +187,11 @@ class Frontend(ABC):
         voice makes them ready), else None. By default it waits for the boundary."""
         return None
 
+    def type_text(self, text: str) -> bool:
+        """Text the user typed during the session; True when the frontend takes it (its model reads it in the
+        next chunk). By default refused: only a bundle's chunk loop has a place for typed text."""
+        return False
+
     def see(self, t_ns: int, description: str) -> None:
         """The newest scene description from the vision node (frame time `t_ns`, e.g. "text: EXIT"); a frontend
         that cannot see frames itself puts it in its context. By default ignored (a bundle sees the frames)."""

@@ -8,6 +8,7 @@ SessionEnd marker for the recorder, shutdown, then kill after a grace period.
 from __future__ import annotations
 
 import logging
+import queue
 import signal
 import sys
 import threading
@@ -77,6 +78,7 @@ class Supervisor:
         self.notifier = SystemdNotifier()
         self._next_watchdog = 0.0
         self.watcher = watcher
+        self.typed: queue.SimpleQueue[str] = queue.SimpleQueue()  # typed text waiting for the loop to send it
         self.finished_reason: str | None = None  # set once the session has ended
 
     # --- sockets -------------------------------------------------------------------------
@@ -104,6 +106,11 @@ class Supervisor:
         self.pub.setsockopt(zmq.LINGER, 500)
         self.pub.connect(self.ep.bus_in)
         self._seq = 0
+
+    def type_text(self, text: str) -> None:
+        """Text typed during the session (from another thread, e.g. the `--http` page): put on the bus as
+        `TypedText` by the supervising loop, which owns the bus socket."""
+        self.typed.put(text)
 
     def _publish(self, msg: m.Message, topic: str | None = None) -> None:
         self._seq += 1
@@ -225,6 +232,8 @@ class Supervisor:
                     self._on_control(self.ctl.recv_multipart())
             self._check_children()
             self._watchdog()
+            while self.started and not self.typed.empty():
+                self._publish(m.TypedText(self.typed.get()))
             if not self.started and all(c.state == ChildState.READY for c in self.children.values()):
                 self.started = True
                 self.origin_ns = time.monotonic_ns()  # session time 0: every node is ready

@@ -73,14 +73,19 @@ def build_router(spec: Any, threads: int = 1) -> Router:
                      "{'scripted': {...}} or {'fast': ROUTER}")
 
 
-def with_vision(cfg: dict[str, Any], archive: str | None) -> dict[str, Any]:
+def with_vision(cfg: dict[str, Any], archive: str | None, reader: Callable[[], Any] | None = None
+                ) -> dict[str, Any]:
     """The config of a session whose vision node keeps `archive`: the memory capability reads that archive and
     the multimodal capability describes the frozen frames as the vision node does (a session with no
-    multimodal setting gets one that only looks), unless the config says otherwise."""
+    multimodal setting gets one that only looks), unless the config says otherwise. `reader` opens an Omni
+    bundle's frame reader: the archive then holds vision tokens, which the bundle's model reads itself."""
     if not archive:
         return cfg
     out = dict(cfg)
     out.setdefault("memory", archive)
+    if reader is not None:
+        out["memory_reader"] = reader
+        return out
     mm = out.get("multimodal")
     if mm is None:
         out["multimodal"] = {"describer": "embedded"}
@@ -112,7 +117,8 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
             problems.append(f"the memory capability is off: 'memory' must be the archive's folder, "
                             f"not {cfg['memory']!r}")
         else:
-            registry.add(MemoryCapability(cfg["memory"], settings.timeouts.get("memory", 10.0)))
+            registry.add(MemoryCapability(cfg["memory"], settings.timeouts.get("memory", 10.0),
+                                          reader=cfg.get("memory_reader")))
     if cfg.get("skills"):
         skills, skill_problems = load_skills(cfg["skills"], settings.default_timeout_s)
         problems += skill_problems

@@ -117,7 +117,8 @@ class HarnessSettings:
         gate_in = d.pop("gate", None) or {}
         gate = GateSettings(**{k: v for k, v in gate_in.items() if k in gate_known}) if isinstance(gate_in, dict) \
             else GateSettings()
-        unknown = set(d) - known - {"dir", "router", "chat", "skills", "mcp", "multimodal", "general", "memory"}
+        unknown = set(d) - known - {"dir", "router", "chat", "skills", "mcp", "multimodal", "general", "memory",
+                                     "memory_reader"}
         if unknown:
             raise ValueError(f"unknown harness setting(s) {', '.join(sorted(unknown))}; known: "
                              f"{', '.join(sorted(known))}")

@@ -11,10 +11,14 @@ from kernels.gate import Decision, Gate
 
 class Recorder:
     def __init__(self, archive: Archive, gate: Gate | None = None,
-                 describe: Callable[[np.ndarray], str] | None = None) -> None:
+                 describe: Callable[[np.ndarray], str] | None = None,
+                 encode: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        """`describe` makes a kept frame's text description, `encode` its tokens (an Omni bundle's vision
+        tokens), each only for the frames the gate keeps."""
         self.archive = archive
         self.gate = gate or Gate()
         self.describe = describe
+        self.encode = encode
         self.last: Entry | None = None
 
     def frame(self, t: float, frame: np.ndarray, tokens: np.ndarray | None = None) -> Decision:
@@ -22,6 +26,8 @@ class Recorder:
         decision = self.gate.step(frame)
         if decision.kept:
             description = self.describe(frame) if self.describe else ""
+            if tokens is None and self.encode is not None:
+                tokens = self.encode(frame)
             self.last = self.archive.add(t, frame, decision.kind, description, tokens)
         return decision
 

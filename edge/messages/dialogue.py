@@ -1,9 +1,10 @@
 """Dialogue messages: the chunk loop's decisions, speech requests and playback."""
 from __future__ import annotations
 
-from edge.wire.registry import Message, field, message
+from edge.wire.registry import SUPERVISOR, Message, field, message
 
-__all__ = ["ChunkDecision", "DraftAhead", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone"]
+__all__ = ["ChunkDecision", "DraftAhead", "SpeakText", "PlaybackAck", "PlaybackState", "Duck", "FrontendDone",
+           "TypedText"]
 
 
 @message
@@ -191,3 +192,13 @@ class FrontendDone(Message):
     """The last chunk stepped."""
     t_end_ns: int
     """Session time the input ended."""
+
+
+@message
+class TypedText(Message):
+    """supervisor -> frontend: text the user typed during the session (the `--http` page's box): a bundle's
+    model reads it in its next unit, after the chunk's audio, as the reference feeds a unit's text."""
+
+    TYPE = "typed_text"; TOPIC = "dlg.typed"; SENDERS = (SUPERVISOR,); RECEIVERS = ("frontend",)
+    text: str
+    """What was typed."""

@@ -164,6 +164,11 @@ class FrontendNode(Node):
             img = m.frame_rgb(msg.width, msg.height, msg.encoding, env.payload[0]) if env.payload else None
             if img is not None:  # a JPEG that does not decode to its size is no frame: dropped, not a crash
                 self.frames.append(Frame(msg.t_ns, img))
+        elif isinstance(msg, m.TypedText):
+            assert self.frontend is not None
+            if not self.frontend.type_text(msg.text):
+                log.warning("frontend: typed text is read only by a bundle's model, and only when it has words; "
+                            "ignored: %r", msg.text[:80])
         elif isinstance(msg, m.SceneDescription):
             assert self.frontend is not None
             if msg.t_ns > self.described_ns:

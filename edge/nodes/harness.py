@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
 
 from edge import messages as m
@@ -51,9 +52,22 @@ class HarnessNode(Node):
         # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
         hcfg = with_general_chat(dict(self.settings.harness),
                                  {"frontend": self.settings.frontend, "threads": self.settings.threads})
-        hcfg = with_vision(hcfg, self.settings.memory_dir)  # the vision node's archive and eyes, when it runs
+        # The vision node's archive and eyes, when it runs; an Omni bundle's model reads the frames it kept.
+        hcfg = with_vision(hcfg, self.settings.memory_dir, self._bundle_reader())
         self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
+
+    def _bundle_reader(self) -> Callable[[], Any] | None:
+        """Opens the Omni bundle's frame reader on the first memory question (its LLM is a second copy)."""
+        front = self.settings.frontend
+        if not (self.settings.memory_dir and front.startswith("bundle:")):
+            return None
+        root, threads = Path(front[len("bundle:"):]).expanduser(), self.settings.threads
+
+        def reader() -> Any:
+            from edge.frontend.venus.memory import BundleMemory
+            return BundleMemory(root, threads)
+        return reader
 
     def start(self) -> None:
         assert self.built is not None

@@ -3,7 +3,10 @@
 Each sampled camera frame goes through the memory gate (kernels/gate.py);
 a frame it keeps is described (edge/memory/describe.py: the text OCR reads,
 the number of faces MediaPipe finds) and stored in
-the archive with its seconds of audio (edge/memory/recorder.py). Every
+the archive with its seconds of audio (edge/memory/recorder.py). With an
+Omni bundle as the frontend (which sees the frames itself) a kept frame is
+stored with the bundle's vision tokens instead of a description, for the
+harness's memory capability to retrieve and the bundle's model to read. Every
 frame looked at gets a `SceneDescription`: the newest one is what the
 frontend puts in its context. In real time a frame that waited longer
 than `stale_s` (the node was busy reading) is skipped for a newer one; on
@@ -13,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +29,9 @@ from edge.memory.recorder import Recorder
 from edge.memory.settings import MemorySettings
 from edge.settings import VisionSettings
 from edge.wire import Envelope
+
+if TYPE_CHECKING:
+    from edge.frontend.venus.memory import BundleMemory
 
 log = logging.getLogger("edge.vision")
 READ_BOUND_S = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
@@ -38,14 +46,25 @@ class VisionNode(Node):
         self.settings: VisionSettings = settings
         self.recorder: Recorder | None = None
         self.reader: SceneDescriber | None = None
+        self.bundle: BundleMemory | None = None  # an Omni bundle's vision encoder, for frames kept as tokens
         self.description = ""          # the newest kept frame's description
         self.described_ns = 0          # ... and its frame time
         self.frames = self.kept = self.skipped = 0
         self.read_s = 0.0
 
     def setup(self) -> None:
-        self.reader = SceneDescriber(threads=self.settings.threads)
         archive = Archive(MemorySettings(root=self.settings.memory_dir, budget_mb=self.settings.memory_mb))
+        if self.settings.frontend.startswith("bundle:"):
+            from edge.frontend.venus.memory import BundleMemory
+
+            try:
+                self.bundle = BundleMemory(Path(self.settings.frontend[len("bundle:"):]).expanduser(),
+                                           self.settings.threads)
+            except ValueError as exc:
+                raise RuntimeError(f"the vision node cannot keep memory: {exc}") from None
+            self.recorder = Recorder(archive, encode=self.bundle.frame)
+            return
+        self.reader = SceneDescriber(threads=self.settings.threads)
         self.recorder = Recorder(archive, describe=self.reader)
 
     def on_message(self, env: Envelope) -> None:

@@ -27,6 +27,7 @@ log = logging.getLogger("edge.observe")
 
 # Prefixes of the bus topics the observer needs; audio, frames and playback references stay unread.
 TOPICS = ("dlg.", "hrn.", "sys.node", "sys.interrupt", "sys.end", "media.activity")
+MAX_TYPED = 2000  # characters of one typed message
 TIMELINE_KEEP = 20_000  # page events kept for a browser that connects late (about an hour of activity)
 
 
@@ -75,6 +76,18 @@ class Observer:
         self.seq = 0
 
     # --- the supervisor's watcher hook ------------------------------------------------------------
+    def type_text(self, text: str) -> str | None:
+        """Hands typed text to the session for its model; one sentence when it cannot be taken, else None."""
+        text = text.strip()
+        if not text:
+            return "nothing was typed"
+        if len(text) > MAX_TYPED:
+            return f"typed text is at most {MAX_TYPED} characters, not {len(text)}"
+        if self.sup is None or self.ended:
+            return "the session is not running"
+        self.sup.type_text(text)
+        return None
+
     def attach(self, supervisor: "Supervisor") -> None:
         self.sup = supervisor
         self._stop.clear()

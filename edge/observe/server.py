@@ -101,6 +101,30 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found: try /, /health or /metrics\n", "text/plain")
 
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        """POST /type with {"text": ...}: the text goes to the model (a bundle's next unit)."""
+        if urlsplit(self.path).path != "/type":
+            self._send(HTTPStatus.NOT_FOUND, b"not found: POST text to /type\n", "text/plain")
+            return
+        size = int(self.headers.get("Content-Length") or 0)
+        if not 0 < size <= 16_384:
+            self._reply(HTTPStatus.BAD_REQUEST, "send a JSON body of at most 16 KB: {\"text\": \"...\"}")
+            return
+        try:
+            body = json.loads(self.rfile.read(size))
+            text = body["text"] if isinstance(body, dict) and isinstance(body.get("text"), str) else None
+        except (ValueError, UnicodeDecodeError):
+            text = None
+        if text is None:
+            self._reply(HTTPStatus.BAD_REQUEST, "the body must be JSON with a string field text")
+            return
+        problem = self.server.observer.type_text(text)
+        self._reply(HTTPStatus.CONFLICT if problem == "the session is not running" else
+                    HTTPStatus.BAD_REQUEST if problem else HTTPStatus.ACCEPTED, problem or "sent to the model")
+
+    def _reply(self, status: int, message: str) -> None:
+        self._send(status, json.dumps({"message": message}).encode(), "application/json")
+
     def _stream(self, after: int) -> None:
         """Server-sent events: the timeline from `after` on, then what happens next, until the session ends."""
         self.send_response(HTTPStatus.OK)

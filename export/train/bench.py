@@ -6,7 +6,9 @@ question orders and frame sizes training never saw) written as a microphone
 WAV (and a folder of camera frames for Omni) and run through `venus-edge
 --bundle` in real time. What the runtime decided per chunk is read
 back from each session's journal and scored against the session's plan.
-The barge-in judge is off, so every yield measured is the model's own.
+The barge-in judge is off by default, so every yield measured is the model's own; `--judge on` lets it force
+a yield as a live session's does. `--chunk-ms` runs the runtime at shorter chunks: the decisions of the chunks
+within one second are merged (spoken if any spoke) and scored against that second of the plan.
 """
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ def harness_config(root: Path) -> dict:
 
 
 def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_chunks: int,
-                venus: dict, harness: dict, pace: float = 1.0) -> list[Decision]:
+                venus: dict, harness: dict, pace: float = 1.0, judge: bool = False,
+                chunk_ms: int = 1000) -> list[Decision]:
     """One session through the process graph; `pace` > 0 feeds the file that many times faster than real time
     on the wall clock, 0 runs it on the virtual clock (fast, but harness results then arrive after the input
     has ended: capture publishes the whole file at once and the clock jumps to its end).
@@ -98,7 +101,8 @@ def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_c
 
     settings = {"mic": str(wav), "camera": str(frames) if frames else None, "speaker": "null",
                 "journal": str(journal), "realtime": pace > 0, "pace": pace or 1.0, "frontend": f"bundle:{bundle}",
-                "voice": "null", "threads": 1, "video_fps": 1.0, "echo_cancel": False, "barge_in": False,
+                "voice": "null", "threads": 1, "video_fps": 1.0, "echo_cancel": False, "barge_in": judge,
+                "chunk_ms": chunk_ms,
                 "extra": {"venus": venus, "harness": harness}}
     path = journal.with_name(journal.name + ".settings.json")
     path.write_text(json.dumps(settings, indent=1) + "\n")
@@ -110,15 +114,20 @@ def run_session(bundle: Path, wav: Path, frames: Path | None, journal: Path, n_c
         reason = lines[-1].rstrip(".") if lines else f"its process exited with status {child.returncode}"
         raise ExportError(f"The session on {wav.name} did not complete: {reason}.")
     decisions = [Decision(k) for k in range(n_chunks)]
+    per_s = 1000 // chunk_ms  # runtime chunks in one planned second
     results = {msg.id: msg.text for _, msg in Journal(journal).messages(m.BackendResult)}
     for _, msg in Journal(journal).messages(m.ChunkDecision):
-        if 0 <= msg.index < n_chunks:
+        k = msg.index // per_s
+        if 0 <= k < n_chunks:
             injected = [results.get(i, "") for i in msg.info.get("injected", [])]
-            decisions[msg.index] = Decision(msg.index, msg.control, msg.text, msg.turn_end,
-                                            injected=injected[-1] if injected else "")
+            d = decisions[k]
+            spoke = msg.control == "speak" or d.control == "speak"
+            decisions[k] = Decision(k, "speak" if spoke else msg.control, (d.text + " " + msg.text).strip()
+                                    if d.text and msg.text else d.text or msg.text, d.turn_end or msg.turn_end,
+                                    d.delegates, injected=injected[-1] if injected else d.injected)
     for _, msg in Journal(journal).messages(m.DelegateRequest):
-        if 0 <= msg.index < n_chunks:
-            decisions[msg.index].delegates.append(msg.instruction)
+        if 0 <= msg.index // per_s < n_chunks:
+            decisions[msg.index // per_s].delegates.append(msg.instruction)
     return decisions
 
 
@@ -129,7 +138,8 @@ def heldout_sessions(variant: str, bank: ClipBank, sessions: int, chunks: int, s
 
 
 def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed: int = 0,
-                  types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> dict[str, Score]:
+                  types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0, judge: bool = False,
+                  chunk_ms: int = 1000) -> dict[str, Score]:
     settings = TrainSettings(variant, seed=seed)
     t0 = time.monotonic()
     ckpt = trained_checkpoint(settings, progress)
@@ -149,26 +159,28 @@ def bench_variant(variant: str, sessions: int, chunks: int, workdir: Path, seed:
         for i, session in enumerate(tqdm(plans, desc=f"{variant} {precision} sessions", disable=not progress)):
             wav, frames = write_inputs(session, out / f"session-{i:02d}")
             decisions = run_session(bundle, wav, frames, out / f"session-{i:02d}-{precision}.journal",
-                                    session.n_chunks, {"precision": precision}, harness, pace)
+                                    session.n_chunks, {"precision": precision}, harness, pace, judge, chunk_ms)
             total.merge(score_session(session, decisions))
         scores[precision] = total
     return scores
 
 
 def run_bench(variants: list[str], sessions: int, chunks: int, workdir: Path | None, seed: int = 0,
-              types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0) -> int:
+              types: tuple[str, ...] = ("F16",), progress: bool = True, pace: float = 1.0, judge: bool = False,
+              chunk_ms: int = 1000) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         root = workdir or Path(tmp)
         lines = []
         for variant in variants:
-            scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace)
+            scores = bench_variant(variant, sessions, chunks, root, seed, types, progress, pace, judge, chunk_ms)
             for precision, sc in scores.items():
                 print(f"{variant} {precision}: {sc.detail()}")
                 if precision != types[0]:  # the first type's line comes last, as the bench's result
                     print(sc.line(variant, precision))
-            lines.append(scores[types[0]].line(variant))
+            setup = f" [judge {'on' if judge else 'off'}, {chunk_ms} ms chunks]"
+            lines.append(scores[types[0]].line(variant) + setup)
         for line in lines:
             print(line)
     return 0

@@ -41,16 +41,32 @@ class BundleMemory:
         cache = bundle.root / ".cache" / "trt"
         self.vision = VisionEncoder(open_graph("vision", bundle.graphs["vision"], None, "cpu", threads, cache),
                                     vf.scale_resolution, vf.patch_size, 1, vf.max_side)
-        audio = open_graph("audio", bundle.graphs["audio"], None, "cpu", threads, cache)
-        assert bundle.runtime.audio is not None  # open_bundle refuses a bundle without audio settings
-        self.audio = AudioEncoder(audio, getattr(audio, "input_shapes", None) or {}, bundle.runtime.audio)
-        self.llm = LlamaModel(bundle.llm, n_ctx, threads)
-        self.ids = {name: i for name, i in protocol_tokens(self.llm).ids.items()}
-        self.banned = np.array([self.ids[n] for n in INPUT_ONLY], np.int64)
-        self.stops = {self.ids[n] for n in (TURN_EOS, CHUNK_EOS, LISTEN, UNIT_CLOSE)}
-        self.max_tokens = max_tokens
-        self.system = self.llm.tokenize(REFERENCE_SYSTEM_PROMPT, special=True)
+        self.bundle, self.threads, self.n_ctx, self.max_tokens = bundle, threads, n_ctx, max_tokens
+        # The LLM and the audio encoder load on the first question: the live vision node only stores frames.
+        self._llm: LlamaModel | None = None
+        self._audio: AudioEncoder | None = None
         self._rows: dict[int, np.ndarray] = {}
+
+    @property
+    def llm(self) -> LlamaModel:
+        if self._llm is None:
+            bundle = self.bundle
+            self._llm = LlamaModel(bundle.llm, self.n_ctx, self.threads)
+            self.ids = {name: i for name, i in protocol_tokens(self._llm).ids.items()}
+            self.banned = np.array([self.ids[n] for n in INPUT_ONLY], np.int64)
+            self.stops = {self.ids[n] for n in (TURN_EOS, CHUNK_EOS, LISTEN, UNIT_CLOSE)}
+            self.system = self._llm.tokenize(REFERENCE_SYSTEM_PROMPT, special=True)
+        return self._llm
+
+    @property
+    def audio(self) -> AudioEncoder:
+        if self._audio is None:
+            bundle = self.bundle
+            graph = open_graph("audio", bundle.graphs["audio"], None, "cpu", self.threads,
+                               bundle.root / ".cache" / "trt")
+            assert bundle.runtime.audio is not None  # open_bundle refuses a bundle without audio settings
+            self._audio = AudioEncoder(graph, getattr(graph, "input_shapes", None) or {}, bundle.runtime.audio)
+        return self._audio
 
     # ---- descriptors -----------------------------------------------------------------------------
     def frame(self, bgr: np.ndarray) -> np.ndarray:
@@ -74,7 +90,8 @@ class BundleMemory:
     # ---- answering -------------------------------------------------------------------------------
     def answer(self, question: str, frames: list[tuple[np.ndarray, np.ndarray]]) -> str:
         """Greedy reply to `question` after the retrieved (vision tokens, int16 audio) pairs, oldest first."""
-        llm, ids = self.llm, self.ids
+        llm = self.llm
+        ids = self.ids
         llm.clear()
         llm.prefill_tokens(self.system, want_logits=False)
         for tokens, pcm in frames:
@@ -99,4 +116,6 @@ class BundleMemory:
         return b"".join(llm.piece(t) for t in out).decode("utf-8", "replace").strip()
 
     def close(self) -> None:
-        self.llm.close()
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
