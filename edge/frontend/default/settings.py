@@ -1,7 +1,8 @@
 """The default frontend's settings: endpointing, drafting, decoding caps and budgets, the recogniser."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
 
 
 
@@ -33,3 +34,39 @@ class Settings:
     # (edge/detect/number_reading.py; the journal's `asr_reread` says what was read and why)
     rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
     # from the history (edge/frontend/default/rules.py): the 0.5B model gets them wrong
+    context: int = 2048  # the chat model's context in tokens (the session's `context`, None: this)
+    kv_type: str = "f16"  # its KV-cache type (the session's `kv_type`, None: this)
+    # Another chat model in the place of Qwen2.5 0.5B (`bench chat --llm-gguf`, `bench answers --llm-gguf`)
+    llm_gguf: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Settings":
+        """The options from the session's flat settings, built once: a session setting named like one of
+        `FROM_SESSION` sets it (None or absent: the default here); a value of the wrong kind is one sentence."""
+        s = cls()
+        kinds = {f.name: f.type for f in fields(cls)}
+        for name in FROM_SESSION:
+            value = config.get(name)
+            if value is None or value == "":
+                continue
+            kind = {"int": int, "str": str, "bool": bool}[kinds[name].split(" |")[0]]
+            try:
+                setattr(s, name, kind(value) if kind is not bool else _yes(value))
+            except (TypeError, ValueError):
+                raise ValueError(f"the default frontend's {name} is {value!r}; it must be "
+                                 f"{ {int: 'a whole number', str: 'text', bool: 'true or false'}[kind] }.") from None
+        s.threads, s.asr_beam = max(1, s.threads), max(1, s.asr_beam)
+        if config.get("realtime") is False:
+            s.llm_budget = None  # a virtual clock waits for the frontend: decode the same pieces on any machine
+        return s
+
+
+# The session settings (SessionConfig fields or extra options) the default frontend takes, by the same name.
+FROM_SESSION = ("threads", "endpoint_ms", "max_reply_tokens", "tokens_per_chunk", "asr", "asr_beam", "rules",
+                "number_reading", "context", "kv_type", "llm_gguf")
+
+
+def _yes(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(value)
