@@ -16,7 +16,8 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 # What starts real-time work in other processes (or a whole graph of nodes): a session, the supervisor, a child.
-SPAWNS = ("run_session(", "make_supervisor(", "Supervisor(", "subprocess.", "Popen(", "multiprocessing")
+SPAWNS = ("run_session(", "make_supervisor(", "Supervisor(", "subprocess.", "Popen(", "multiprocessing",
+          "main([\"bench\"")  # a benchmark run from the command line is a whole session
 
 
 def _source(fn: Callable[..., Any]) -> str:
