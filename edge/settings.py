@@ -201,6 +201,7 @@ class FrontendSettings:
     models: dict
     frontend_busy_s: float = 60.0  # one step runs models and sends no heartbeat meanwhile; a loaded CPU is slow
     sees: bool = False  # a vision node describes the frames: on the virtual clock a chunk waits for its frames' descriptions
+    realtime: bool = True  # SessionConfig's own default: a flat mapping from before the field had none
 
 
 @dataclass(frozen=True)

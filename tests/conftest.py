@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from slow_rule import mark_slow
+
 
 @pytest.fixture(scope="session")
 def speech_wav(tmp_path_factory) -> Path:
@@ -59,3 +61,7 @@ def _bundle_support():
         sys.modules["bundle_support"] = module
         spec.loader.exec_module(module)
     return sys.modules["bundle_support"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_slow(items)  # real-time multi-process tests are `slow` (tests/slow_rule.py): -m "not slow" is the quick loop

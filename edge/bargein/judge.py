@@ -25,6 +25,7 @@ import numpy as np
 from edge import messages as m
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
+from edge.bargein.options import BargeInOptions
 from edge.bargein.overlap_asr import OverlapTranscriber
 from edge.bargein.policy import BargeInPolicy
 from edge.bargein.voice import VoiceCue
@@ -41,14 +42,14 @@ class BargeInJudge:
     def __init__(self, frontend: Frontend, config: dict, transcriber: OverlapTranscriber | None = None) -> None:
         """`transcriber` reads the overlapping speech for a frontend that does not hear it itself (None: the
         policy decides from level and length)."""
+        options = BargeInOptions.from_config(config)
         self.voice = VoiceCue.load(config)
         self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
         # The first reading is the frontend's own recognizer, or the judge's (overlap_asr.py, `asr`).
         first = getattr(getattr(frontend, "asr", None), "name", None) if self.frontend_hears else \
-            str(config.get("asr") or "tiny.en")
-        live = bool(config.get("realtime", True))
-        self.rereader = OverlapTranscriber.rereader(config, first, preload=live)
-        self.policy = BargeInPolicy(background_margin_db=float(config.get("background_margin_db", 12.0)),
+            options.asr
+        self.rereader = OverlapTranscriber.rereader(config, first, preload=options.realtime)
+        self.policy = BargeInPolicy(background_margin_db=options.background_margin_db,
                                     voice=self.voice, reread=self.rereader.read if self.rereader else None)
         # The user's own speech while nothing played, (onset, end): enrolled as the user's voice once the
         # assistant answers it (speech nobody answered may be a television or someone else in the room).

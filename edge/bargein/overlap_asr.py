@@ -25,6 +25,7 @@ from concurrent.futures import Future
 import numpy as np
 
 from edge.backends.locate import ModelMissing
+from edge.bargein.options import BargeInOptions
 from edge.bargein.worker import CueWorker
 from edge.detect.asr import Transcriber, model_dir
 
@@ -42,7 +43,6 @@ def unavailable(model: str) -> str | None:
     return None
 
 
-REREAD_MODEL = "base"  # reads the overlap again (beam 5) before speech in the user's voice stops the reply
 REREAD_BEAM = 5
 
 
@@ -58,25 +58,27 @@ class OverlapTranscriber(CueWorker):
     @classmethod
     def load(cls, config: dict, preload: bool = False) -> "OverlapTranscriber | None":
         """One for the session's recognizer (`asr`), or None (logged) when it is not installed."""
-        model = str(config.get("asr") or "tiny.en")
+        options = BargeInOptions.from_config(config)
+        model = options.asr
         why = unavailable(model)
         if why is not None:
             log.warning("barge-in: speech over the reply is judged from its level and length only: %s", why)
             return None
-        return cls(max(1, int(config.get("threads", 1) or 1)), model, preload)
+        return cls(options.threads, model, preload)
 
     @classmethod
     def rereader(cls, config: dict, first: str | None, preload: bool = False) -> "OverlapTranscriber | None":
         """A larger recognizer that reads the overlap a second time (`overlap_reread`, default base, "off" for
         none), or None: turned off, the same model as the first reading (`first`), or not installed (logged)."""
-        model = str(config.get("overlap_reread") or REREAD_MODEL)
+        options = BargeInOptions.from_config(config)
+        model = options.overlap_reread
         if model in ("off", "false", "none") or model == first:
             return None
         why = unavailable(model)
         if why is not None:
             log.warning("barge-in: speech over the reply is read once, by %s: %s", first, why)
             return None
-        return cls(max(1, int(config.get("threads", 1) or 1)), model, preload, REREAD_BEAM,
+        return cls(options.threads, model, preload, REREAD_BEAM,
                    "from the first reading only")
 
     def read(self, audio: np.ndarray) -> tuple[str, float] | None:

@@ -6,7 +6,7 @@ from edge.frontend.base import Frontend
 
 # Heavy frontends are imported only when chosen; each module exposes `build(config) -> Frontend`.
 BUILDERS = {
-    "default": "edge.frontend.default.frontend",
+    "default": "edge.frontend.default.build",
     "bundle": "edge.frontend.venus.frontend",
 }
 

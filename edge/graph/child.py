@@ -18,7 +18,8 @@ def main(argv: list[str]) -> int:
     import logging
 
     from edge.graph.loader import load_class
-    from edge.graph.node import NodeRunner, NodeSpec
+    from edge.graph.node import NodeSpec
+    from edge.graph.runner import NodeRunner
 
     logging.basicConfig(level=os.environ.get("VENUS_EDGE_LOG", "WARNING"),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")

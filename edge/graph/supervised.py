@@ -24,7 +24,8 @@ import zmq
 
 from edge import messages as m
 from edge.graph.loader import load_class
-from edge.graph.node import NodeRunner, NodeSpec
+from edge.graph.node import NodeSpec
+from edge.graph.runner import NodeRunner
 from edge.wire import Message
 
 log = logging.getLogger(__name__)

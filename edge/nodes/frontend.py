@@ -20,9 +20,10 @@ import numpy as np
 from edge import messages as m
 from edge.bargein.judge import BargeInJudge
 from edge.bargein.overlap_asr import OverlapTranscriber
-from edge.frontend.base import Chunk, Frame, Frontend, ResultToSay
+from edge.frontend.base import Chunk, Frame, Frontend
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
+from edge.nodes.frontend_delivery import ResultDelivery
 from edge.nodes.frontend_state import StepFiles, state_folder
 from edge.nodes.new_question import asked_anew
 from edge.settings import FrontendSettings
@@ -32,7 +33,6 @@ log = logging.getLogger("edge.frontend")
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without
-STALE = "stale: the user asked something new before it was spoken"  # the harness's words for the same drop
 
 
 @dataclass
@@ -42,15 +42,6 @@ class _SoFar:
     index: int
     t_start_ns: int
     audio: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
-
-
-@dataclass
-class _Reply:
-    """The speech of one harness result: delivered once every piece has been played."""
-
-    work_id: str
-    speaks: set[str] = field(default_factory=set)
-    closed: bool = False
 
 
 class FrontendNode(Node):
@@ -70,13 +61,7 @@ class FrontendNode(Node):
         self.gap_since: float | None = None
         self.asked_at: float | None = None
         self.end: m.EndOfInput | None = None
-        self.replies: dict[str, _Reply] = {}
-        self.speak_to_backend: dict[str, str] = {}
-        self.backend_texts: dict[str, tuple[str, str]] = {}  # result id -> (work id, text)
-        # Results handed to the frontend and not yet spoken that a new question makes stale: id -> when asked.
-        self.asked: dict[str, int] = {}
-        self.new_turn_ns = -1  # where the newest new question the frontend heard ended
-        self.dropped: dict[str, str] = {}  # results dropped since the last decision, which journals them: id -> why
+        self.delivery = ResultDelivery()  # what became of each harness result
         self.chunks = 0
         self.compute_ns_total = 0
         self.audio_ns_total = 0
@@ -94,7 +79,7 @@ class FrontendNode(Node):
         if self.settings.barge_in:
             self.judge = BargeInJudge(self.frontend, self.settings.models)
             if not self.judge.frontend_hears:  # the judge reads the overlapping speech itself
-                live = bool(self.settings.models.get("realtime", True))
+                live = self.settings.realtime
                 self.judge.transcriber = OverlapTranscriber.load(self.settings.models, preload=live)
         if self.restore.get("epoch"):
             self.io.epoch = int(self.restore["epoch"])
@@ -127,13 +112,7 @@ class FrontendNode(Node):
         self.in_turn = bool(st.get("in_turn", False))
         self.playback_active = bool(st.get("playback_active", False))
         self.io.epoch = max(self.io.epoch, int(st.get("epoch", 0)))
-        self.replies = {bid: _Reply(work_id, set(speaks), closed) for bid, (work_id, speaks, closed)
-                        in st.get("replies", {}).items()}
-        self.speak_to_backend = dict(st.get("speak_to_backend", {}))
-        self.backend_texts = {rid: (w, t) for rid, (w, t) in st.get("backend_texts", {}).items()}
-        self.asked = {rid: int(t) for rid, t in st.get("asked", {}).items()}
-        self.new_turn_ns = int(st.get("new_turn_ns", -1))
-        self.dropped = dict(st.get("dropped", {}))
+        self.delivery.restore(st)
 
     def _checkpoint(self) -> dict:
         """The small state the supervisor hands back on a restart: where the step files are, and a summary."""
@@ -145,11 +124,7 @@ class FrontendNode(Node):
         assert self.frontend is not None
         self.gen += 1
         node = {"next_index": self.next_index, "utterance": self.utterance, "in_turn": self.in_turn,
-                "playback_active": self.playback_active, "epoch": self.io.epoch,
-                "replies": {bid: [r.work_id, sorted(r.speaks), r.closed] for bid, r in self.replies.items()},
-                "speak_to_backend": self.speak_to_backend,
-                "backend_texts": {rid: list(v) for rid, v in self.backend_texts.items()},
-                "asked": self.asked, "new_turn_ns": self.new_turn_ns, "dropped": self.dropped}
+                "playback_active": self.playback_active, "epoch": self.io.epoch, **self.delivery.state()}
         self.files.write(self.gen, {"node": node, "frontend": self.frontend.checkpoint(),
                                     "outbox": [[i, f] for i, f in self.io.unacked()]})
         self.io.control(m.Checkpoint(self.name, self._checkpoint()))
@@ -181,13 +156,9 @@ class FrontendNode(Node):
             self._on_played(msg)
         elif isinstance(msg, m.BackendResult):
             assert self.frontend is not None
-            if 0 <= msg.asked_ns < self.new_turn_ns:
-                self.dropped[msg.id] = STALE  # released before the harness heard the new question
-            else:
-                self.backend_texts[msg.id] = (msg.work_id, msg.text)
-                if msg.asked_ns >= 0:
-                    self.asked[msg.id] = msg.asked_ns
-                self.frontend.deliver(ResultToSay(msg.id, msg.text, msg.work_id))
+            result = self.delivery.received(msg)
+            if result is not None:
+                self.frontend.deliver(result)
             self._commit()  # written down before the runner acknowledges it: a restart still says it (or not)
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
@@ -250,7 +221,7 @@ class FrontendNode(Node):
     def _waits_for_sight(self, msg: m.AudioChunk | m.ResentChunk) -> bool:
         """On the virtual clock with a vision node, a chunk is stepped once its frames are described, so the
         answer to "what does this say?" does not depend on how fast the machine reads; in real time never."""
-        if not self.settings.sees or self.settings.models.get("realtime", True):
+        if not self.settings.sees or self.settings.realtime:
             return False
         if not any(self.described_ns < f.t_ns < msg.t_end_ns for f in self.frames):
             self.sight_since = None
@@ -322,11 +293,11 @@ class FrontendNode(Node):
         decision = m.ChunkDecision(
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
             recv_delay, compute, compute / span if span else 0.0, out.info, out.ahead)
-        self._drop_stale(asked_anew(decision), out.backend_id)
+        self.delivery.drop_stale(asked_anew(decision), out.backend_id, self.frontend.withdraw)
         if out.backend_id:  # whose answer this says (a file session waits for it)
-            out.info["speaks_work"] = self.backend_texts.get(out.backend_id, ("", ""))[0] or out.backend_id
-        if self.dropped:  # the journal says which results were dropped, and why
-            out.info["dropped_results"], self.dropped = self.dropped, {}
+            out.info["speaks_work"] = self.delivery.work_of(out.backend_id) or out.backend_id
+        if dropped := self.delivery.take_dropped():  # the journal says which results were dropped, and why
+            out.info["dropped_results"] = dropped
         self.io.publish(decision)
         # A speaking chunk without words still goes to a voice conditioned on states (the reference's TTS runs
         # for it); one that ends the turn is the speech node's own empty call (its _end_turn).
@@ -344,15 +315,10 @@ class FrontendNode(Node):
                                         out.backend_id, list(states.token_ids) if payload else [],
                                         int(states.hidden.shape[1]) if payload else 0), payload)
             if out.backend_id:
-                self.asked.pop(out.backend_id, None)
-                work_id = self.backend_texts.get(out.backend_id, ("", ""))[0]
-                reply = self.replies.setdefault(out.backend_id, _Reply(work_id))
-                reply.speaks.add(speak_id)
-                self.speak_to_backend[speak_id] = out.backend_id
+                self.delivery.spoken(out.backend_id, speak_id)
         if out.turn_end or out.interrupt or out.cut_playback:
             self.in_turn = False
-            for reply in self.replies.values():
-                reply.closed = True
+            self.delivery.turn_closed()
         for span_ in out.delegates:
             self.io.publish(m.DelegateRequest(self.io.new_id(), span_.instruction, span_.opened_ns, msg.index,
                                               span_.closed_by))
@@ -360,34 +326,10 @@ class FrontendNode(Node):
         self._commit()
         self._maybe_done()
 
-    def _drop_stale(self, turn_end_ns: int | None, speaking: str) -> None:
-        """The user asked something new (their turn ended at `turn_end_ns`): the frontend drops the answers to
-        earlier requests it holds and has not started to speak, as the harness drops the work it still has."""
-        if turn_end_ns is None:
-            return
-        assert self.frontend is not None
-        self.new_turn_ns = max(self.new_turn_ns, turn_end_ns)
-        for rid, asked_ns in list(self.asked.items()):
-            if asked_ns >= turn_end_ns or rid == speaking:
-                continue
-            del self.asked[rid]  # held or not (a frontend may drop a progress notice itself), done with
-            if self.frontend.withdraw(rid):
-                self.backend_texts.pop(rid, None)
-                self.dropped[rid] = STALE
-
     def _on_played(self, ack: m.PlaybackAck) -> None:
-        bid = self.speak_to_backend.get(ack.speak_id)
-        if bid is None or not ack.last:
-            return
-        del self.speak_to_backend[ack.speak_id]
-        reply = self.replies.get(bid)
-        if reply is None:
-            return
-        reply.speaks.discard(ack.speak_id)
-        if reply.closed and not reply.speaks:
-            self.io.publish(m.Delivered(self.io.new_id(), reply.work_id or bid, bid))
-            del self.replies[bid]
-            self.backend_texts.pop(bid, None)
+        done = self.delivery.played(ack)
+        if done is not None:
+            self.io.publish(m.Delivered(self.io.new_id(), *done))
 
     def _maybe_done(self) -> None:
         # Done once every chunk up to capture's end marker has been stepped (after a restart, the ones

@@ -17,7 +17,7 @@ def transcriber():
 @pytest.fixture(scope="module")
 def frontend():
     """The embedded default's frontend on the virtual clock, one per test module (its chat state is the module's)."""
-    from edge.frontend.default.frontend import build
+    from edge.frontend.default.build import build
     fe = build({"threads": 1, "realtime": False})
     yield fe
     fe.close()

@@ -75,7 +75,7 @@ def question(tmp_path_factory):
 
 def test_the_embedded_default_gets_its_history_back_and_prefills_it(tmp_path, question):
     import soundfile as sf
-    from edge.frontend.default.frontend import build
+    from edge.frontend.default.build import build
 
     audio, _ = sf.read(question, dtype="float32")
     first = build({"threads": 1, "realtime": False})

@@ -1,7 +1,6 @@
 """The journal under a full disk and its privacy: the session goes on, the file stays readable and private."""
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import stat
@@ -10,21 +9,7 @@ from edge import messages as m
 from edge.timeline.journal import Journal, JournalWriter
 from edge.timeline.redact import REDACTED
 from edge.wire import encode
-
-
-class FillingDisk:
-    """The journal's file, whose writes raise ENOSPC while `full` is set (a disk with no space left)."""
-
-    def __init__(self, f) -> None:
-        self.f, self.full = f, False
-
-    def write(self, data) -> int:
-        if self.full:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return self.f.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.f, name)
+from filling_disk import FillingDisk
 
 
 def frames(text: str) -> list[bytes]:

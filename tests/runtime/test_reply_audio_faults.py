@@ -1,7 +1,6 @@
 """The reply WAV: private, and a full disk costs only the audio it could not hold (as silence), never the speech."""
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import stat
@@ -10,19 +9,7 @@ import numpy as np
 import soundfile as sf
 
 from edge.speech.sinks import TimelineWavSink
-
-
-class FillingDisk:
-    def __init__(self, f) -> None:
-        self.f, self.full = f, False
-
-    def write(self, data) -> int:
-        if self.full:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return self.f.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.f, name)
+from filling_disk import FillingDisk
 
 
 def test_a_full_disk_under_the_reply_wav_leaves_silence_in_place_and_recording_resumes(tmp_path, caplog):

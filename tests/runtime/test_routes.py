@@ -23,7 +23,8 @@ import soundfile as sf
 from edge import messages as m
 from edge.audio_format import RATE
 from edge.graph.loader import load_class
-from edge.graph.node import Node, NodeIO, NodeRunner
+from edge.graph.node import Node, NodeIO
+from edge.graph.runner import NodeRunner
 from edge.graph.supervisor import Supervisor, SupervisorSettings
 from edge.nodes import NODES
 from edge.session import SessionConfig, run_session
