@@ -25,6 +25,12 @@ prefill and the first words before the boundary (the journal's DraftAhead,
 and `drafted_ahead` in the decision that says them): the bench says for how
 many turns, how long after the end of speech, and how long before the
 boundary the words were ready.
+
+The peer, in the same run (unless `--no-cascade`): the plain cascade a user
+would otherwise run (edge/bench/cascade.py: whisper on the whole utterance after
+the endpoint, the same llama.cpp model's whole answer, then Piper) on the same
+questions' audio, models and thread count, one stage after the other; the last
+line compares the two p50s.
 """
 from __future__ import annotations
 
@@ -62,6 +68,7 @@ SLOT_S = 11.0  # one question and its reply; long enough that no reply runs into
 class Turn:
     question: str
     end_ns: int  # end of the user's speech on the session clock
+    start_ns: int = 0  # its start
     heard: str = ""
     reply: str = ""
     first_audio_ns: int | None = None
@@ -137,7 +144,7 @@ def make_input(path: Path, questions: list[str], chunk_ms: int, seed: int) -> li
     lines = [(i * SLOT_S + 0.4 + rng.uniform(0, chunk_ms / 1000), q) for i, q in enumerate(questions)]
     audio, marks = spoken.timeline(lines, len(questions) * SLOT_S + 2.0)
     spoken.write(path, audio)
-    return [Turn(mk["text"], int(mk["end_s"] * 1e9)) for mk in marks]
+    return [Turn(mk["text"], int(mk["end_s"] * 1e9), int(mk["start_s"] * 1e9)) for mk in marks]
 
 
 def read_turns(journal: Path, turns: list[Turn], by_time: bool = False) -> dict:
@@ -260,6 +267,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--bundle", type=Path, help="run a Venus bundle (its frontend and voice) instead of the "
                                                 "embedded default")
     p.add_argument("--out", help="keep the input, journal and reply audio here")
+    p.add_argument("--no-cascade", action="store_true", help="skip the plain cascade run as the peer")
     args = p.parse_args(argv)
     if not 10 <= args.questions <= len(QUESTIONS):
         print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.")
@@ -358,4 +366,26 @@ def main(argv: list[str]) -> int:
         print(f"on an idle machine (estimate: the wait for the chunk boundary plus CPU time on the critical path): "
               f"p50 {pct(idle, 50):.0f} ms p90 {pct(idle, 90):.0f} ms")
     print(f"voice-to-voice p50 {pct(lat, 50):.0f} ms p90 {pct(lat, 90):.0f} ms")
+    if not bundle and not args.no_cascade:
+        peer(out / "questions.wav", turns, args, pct(lat, 50))
     return 0
+
+
+def peer(wav: Path, turns: list[Turn], args: argparse.Namespace, p50_ms: float) -> None:
+    """The plain cascade on the same questions' audio and models, and the comparison line."""
+    import soundfile as sf
+
+    from edge.bench.cascade import ENDPOINT_SILENCE_S, run_cascade
+
+    audio, rate = sf.read(str(wav), dtype="float32")
+    load0 = os.getloadavg()[0]
+    done = run_cascade(audio, [(t.question, t.start_ns / 1e9, t.end_ns / 1e9) for t in turns], args.threads,
+                       max_tokens=32, asr_model=args.asr or "base", rate=rate)
+    for i, c in enumerate(done, 1):
+        print(f"cascade {i:2d}. heard {c.heard!r} -> {c.reply[:60]!r}: {c.latency_ms:.0f} ms (endpoint "
+              f"{ENDPOINT_SILENCE_S * 1e3:.0f}, whisper {c.asr_ms:.0f}, LLM {c.llm_ms:.0f}, Piper {c.tts_ms:.0f})")
+    cas = pct([c.latency_ms for c in done], 50)
+    print(f"cascade: machine load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+          f"stages p50 (ms): whisper {pct([c.asr_ms for c in done], 50):.0f}, LLM "
+          f"{pct([c.llm_ms for c in done], 50):.0f}, Piper {pct([c.tts_ms for c in done], 50):.0f}")
+    print(f"voice-to-voice p50 {p50_ms:.0f} ms vs cascade {cas:.0f} ms (ratio {p50_ms / cas:.2f})")

@@ -243,6 +243,7 @@ class Harness(ReturnSide):
             else:
                 self._fail(item.id, plain(str(error)), failure_words(plain(str(error))))
             self.poll()
+            self.release_awaited()  # the answer asked for in this turn: not held for a boundary
 
     def _complete(self, item: WorkItem, outcome: Outcome, now: int) -> None:
         text = polish(outcome.text)

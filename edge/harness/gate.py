@@ -29,6 +29,9 @@ class GateSettings:
     inflight_hold_ms: float = 10000.0  # wait for a released reply to start before releasing the next; after
     # that it is offered again (or fails once tried max_releases times)
     playback_wait_ms: float = 60000.0  # a reply started but never confirmed played ends after this (reference)
+    # 1: the answer asked for since the user last spoke leaves as soon as it is ready (ReturnSide.release_awaited),
+    # not at the next gated boundary; 0: it waits for the gate like any other result.
+    release_awaited: int = 1
 
 
 @dataclass

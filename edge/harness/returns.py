@@ -1,4 +1,5 @@
-"""The return side of the harness: releasing ready results through the delivery gate, confirming
+"""The return side of the harness: releasing ready results through the delivery gate (or at once, for the
+answer the user is waiting for), confirming
 them by playback, offering again a reply cut by an interrupt or one the frontend never started
 speaking, and re-offering after a restart.
 
@@ -58,6 +59,32 @@ class ReturnSide:
                 self.store.update(c.work_id, notice_state="released")
             else:
                 self.progress.pop(c.work_id, None)
+            self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
+                                           "started": False, "started_ns": 0}
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
+            return c
+
+    def release_awaited(self) -> Candidate | None:
+        """A result the user is waiting for goes to the frontend as soon as it is ready: asked for after the
+        user last spoke, with nobody speaking now and no other release unstarted. It skips the boundary, the
+        playback and the silence gap the gate waits for: the frontend says it at its next boundary, in place of
+        the holding phrase that may still play (and holds it while anything else plays). Others wait as before."""
+        with self.lock:
+            now = self.clock.now_ns()
+            voice = self.gate.voice
+            last_voice = voice.voice_until_ns - int(self.gate.s.hold_ms * MS)
+            if not self.gate.s.release_awaited or voice.speaking(now) or \
+                    any(not v["started"] for v in self.inflight.values()):
+                return None
+            ready = [self._candidate(i) for i in self.store.in_states([S.COMPLETED])
+                     if not i.later and i.opened_ns >= last_voice]
+            ready = [c for c in ready if self.gate.fresh_enough(c, now)]
+            if not ready:
+                return None
+            c = self.gate.order(ready, now)[0]
+            item = self._move(c.work_id, S.DELIVERING, f"released as {c.release_id}, awaited",
+                              releases=int(c.release_id.rsplit(":r", 1)[1]))
+            c.expires_ns = item.expires_ns
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
             self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))

@@ -2,7 +2,8 @@
 
 Read from the words alone: a question about another city's time names the city,
 so it is left to whoever knows zones (the answer here is the machine's own
-local time and date).
+local time and date); `clock_elsewhere` says such a question is one, so it is
+delegated by rule too and never waits for a model to decide.
 """
 from __future__ import annotations
 
@@ -44,3 +45,14 @@ def clock_question(text: str) -> str | None:
         if not _ELSEWHERE.match(tail) and not re.search(r"\b(in|at|for) [a-z]", tail):
             return m.group(1)
     return None
+
+
+# "what time is it in Tokyo", "what's the time in New York right now", "the current time in Sydney"
+_ASKS_ELSEWHERE = re.compile(r"\b(?:what time is it|what(?:'s| is) the time|(?:current |local )+time|time is it)\s+"
+                             r"(?:right now |now )?in (?!the\b)[a-z]")
+
+
+def clock_elsewhere(text: str) -> bool:
+    """The words ask for the time in another place (which place is the helper's to work out)."""
+    low = re.sub(r"\s+", " ", text.lower().replace("’", "'")).strip()
+    return bool(_ASKS_ELSEWHERE.search(low))

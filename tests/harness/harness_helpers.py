@@ -8,6 +8,7 @@ from edge import messages as m
 from edge.clock import VirtualClock
 from edge.harness.capability import CapabilityError, Outcome, Registry, RunContext, TransientError
 from edge.harness.core import Harness
+from edge.harness.gate import GateSettings
 from edge.harness.router import ScriptedRouter
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkStore
@@ -73,6 +74,7 @@ def make_harness(tmp: Path, caps: list, rules: list[dict] | None = None, clock: 
     clock = clock or VirtualClock()
     emit = emit if emit is not None else Emitted()
     router = ScriptedRouter(rules or [], default=caps[0].name if caps else None)
+    settings.setdefault("gate", GateSettings(release_awaited=0))  # the gate's own rules; awaited release apart
     h = Harness(WorkStore(tmp / "work.sqlite"), registry, router, clock, emit, HarnessSettings(**settings),
                 tmp / "evidence")
     return h, clock, emit

@@ -6,6 +6,7 @@ import numpy as np
 from edge.harness import states as S
 from edge.harness.capability import Outcome
 from edge.harness.core import Harness
+from edge.harness.gate import GateSettings
 from edge.harness.router import ScriptedRouter
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkStore
@@ -196,7 +197,7 @@ def test_progress_notices_rank_below_results(tmp_path):
     fast = ScriptedCapability("fast", duration_s=7.5, text="Done quickly.")
     h, clock, em = make_harness(tmp_path, [slow, fast], rules=[{"match": "fast", "capability": "fast",
                                                                 "arguments": {"request": "x"}}],
-                                progress_after_s=6, gate={})
+                                progress_after_s=6)
     h.accept("s", "slow one", 0, 0)
     h.accept("f", "fast one", 0, 0)
     advance(h, clock, 7)  # both have progress notices pending
@@ -239,14 +240,14 @@ def test_restart_resumes_running_work_and_delivers_it_once(tmp_path):
     assert h.store.get("w").state == S.RUNNING
     h.close()  # the old process is gone; its late answer must not count
     h2 = Harness(WorkStore(tmp_path / "work.sqlite"), h.registry, ScriptedRouter([], "lookup"), clock, em,
-                 HarnessSettings(), tmp_path / "evidence")
+                 HarnessSettings(gate=GateSettings(release_awaited=0)), tmp_path / "evidence")
     assert h2.resume()["requeued"] == 1
     rel = listen_boundaries(h2, clock, 5)
     assert [r.release_id for r in rel] == ["w:r1"]
     # Another restart while delivering: the same release id is offered again (the frontend ignores a copy).
     h2.close()
     h3 = Harness(WorkStore(tmp_path / "work.sqlite"), h.registry, ScriptedRouter([], "lookup"), clock, em,
-                 HarnessSettings(), tmp_path / "evidence")
+                 HarnessSettings(gate=GateSettings(release_awaited=0)), tmp_path / "evidence")
     assert h3.resume()["rereleased"] == 1
     assert [r.id for r in em.results()] == ["w:r1", "w:r1"]
     h3.on_delivered("w", "w:r1")

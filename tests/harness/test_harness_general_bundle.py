@@ -52,7 +52,7 @@ def test_a_bundle_session_answers_a_delegate_with_the_bundles_own_llm(bundle, tm
             if h.store.get("w").state != S.RUNNING and h.store.get("w").state != S.QUEUED:
                 break
         item = h.store.get("w")
-        assert item.state == S.COMPLETED, (item.state, item.reason)  # answered, not an apology
+        assert item.state in (S.COMPLETED, S.DELIVERING), (item.state, item.reason)  # answered, not an apology
         assert item.result and item.capability == "general"
     finally:
         built.close()

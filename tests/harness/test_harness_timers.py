@@ -23,7 +23,8 @@ SEC = 1_000_000_000
 
 def _build(tmp_path, clock=None, emit=None):
     clock, emit = clock or VirtualClock(), emit if emit is not None else Emitted()
-    built = build_harness({"retries": 0}, tmp_path, clock, emit)  # the default router: claims, then general
+    # The default router: claims, then general; every release at a gated boundary, as `listen` counts them.
+    built = build_harness({"retries": 0, "gate": {"release_awaited": 0}}, tmp_path, clock, emit)
     built.harness.registry.add(ScriptedCapability("general", "Paris is the capital of France.", 0.5))
     return built, clock, emit
 

@@ -1,6 +1,6 @@
 """Replies decided by rule before the decision model is asked, for what a 0.5B model gets wrong.
 
-- A sum, a unit conversion, a question for the clock, or a timer or reminder to set, check or cancel: the
+- A sum, a unit conversion, a question for the clock (here or in another city), or a timer or reminder to set, check or cancel: the
   delegate span alone, holding the words as heard; the harness's calculator, clock or timer answers, and
   that answer is spoken (the protocol's way). Left to the model, a timer is promised and never rings.
 - Weather, news, prices, scores or traffic: the same, so the harness answers from a live source when it has
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from edge.language.clock_question import clock_question
+from edge.language.clock_question import clock_elsewhere, clock_question
 from edge.frontend.default import grammar as protocol
 from edge.language.live_facts import live_topic
 from edge.language.spoken_math import work_out
@@ -40,7 +40,7 @@ def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
 
     `said` is the user's words, protocol stripped; `history` ends with them.
     """
-    if timer_request(said) or work_out(said) or clock_question(said) or live_topic(said):
+    if timer_request(said) or work_out(said) or clock_question(said) or clock_elsewhere(said) or live_topic(said):
         return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
     if _RECALL.search(said):
         before = [text for role, text in history[:-1] if role == "user"]
