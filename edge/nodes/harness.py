@@ -14,7 +14,8 @@ from pathlib import Path
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
-from edge.harness.assemble import Built, build_harness, with_vision
+from edge.harness.assemble import Built, with_vision
+from edge.understand.build import understanding_harness
 from edge.harness.general_model import with_general_chat
 from edge.nodes.new_question import asked_anew
 from edge.settings import HarnessSettings
@@ -52,7 +53,7 @@ class HarnessNode(Node):
         hcfg = with_general_chat(dict(self.settings.harness),
                                  {"frontend": self.settings.frontend, "threads": self.settings.threads})
         hcfg = with_vision(hcfg, self.settings.memory_dir)  # the vision node's archive and eyes, when it runs
-        self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
+        self.built = understanding_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 
     def start(self) -> None:
