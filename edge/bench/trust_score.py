@@ -12,6 +12,7 @@ VERDICTS = ("right", "declined", "asked back", "wrong")
 _ASKED = re.compile(r"\b(didn'?t catch|did you say|say it again|please name)\b", re.I)
 _DECLINED = re.compile(r"\b(can'?t|cannot|could not|couldn'?t|no live source|not connected|no home devices|"
                        r"don'?t know)\b", re.I)
+_WORKED = re.compile(r"\d+\s*(times|plus|minus|divided by)\s*\d+ is\b", re.I)
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20}
 
@@ -57,7 +58,8 @@ def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
     if kind == "home":
         return bool(re.search(r"\b(turned|switched|is (on|off)|are (on|off)|done|ok)\b", low))
     if kind == "any":
-        return bool(low.strip()) and not re.search(r"\b(sum|timer|couldn'?t finish|sorry)\b", low)
+        return bool(low.strip()) and not re.search(r"\b(sum|timer|couldn'?t finish|sorry)\b", low) \
+            and not _WORKED.search(low)  # a sum worked out for a joke came from another request
     return False
 
 
