@@ -8,6 +8,7 @@ from edge.clock import Clock
 from edge.harness.assemble import Built, build_harness
 from edge.harness.capability import Registry
 from edge.harness.router import Router
+from edge.understand.camera import CameraCapability
 from edge.understand.honest import SayBack
 from edge.understand.route import Understand
 from edge.wire import Message
@@ -18,6 +19,8 @@ def understanding_harness(cfg: dict[str, Any], state_dir: str | Path, clock: Clo
     """`speaks_later`: False where nothing can speak up later (a Wyoming answer), so timers are refused there."""
     def guard(router: Router, registry: Registry) -> Router:
         registry.add(SayBack())
+        if registry.get(CameraCapability.name) is None:
+            registry.add(CameraCapability())
         return Understand(router, speaks_later, home_expected=bool(cfg.get("mcp")))
 
     return build_harness(cfg, state_dir, clock, emit, threads, guard=guard)
