@@ -9,7 +9,10 @@ France" makes up the numbers; the request goes to the general capability, or is 
 from __future__ import annotations
 
 from edge.harness.capability import Registry
+from edge.harness.fast_route import by_claim
 from edge.harness.router import Choice, Recent, Router
+from edge.harness.time_elsewhere import time_elsewhere
+from edge.language.live_facts import live_topic
 from edge.language.timer_words import timer_request
 from edge.understand import honest
 from edge.understand.home import home_request, home_tools
@@ -43,7 +46,20 @@ class Understand:
         if home_request(instruction) and not home_tools(registry):
             text = honest.HOME_DOWN if self.home_expected else honest.NO_HOME
             return _say(text, "home control asked with no home tools loaded")
-        choice = self.inner.route(instruction, self._without_say_back(registry), recent)
+        view = self._without_say_back(registry)
+        if live_topic(instruction) or time_elsewhere(instruction) is not None:
+            if registry.get("general") is not None and not self._tools(view):
+                # general answers these from the zone data or declines them: no model needs asking
+                return Choice("general", {"request": instruction}, path="understand", why="live fact or time "
+                              "elsewhere, which general answers without its model")
+        if not self._tools(view) and registry.get("general") is not None:
+            # nothing but the built-ins and general: a model router could only choose wrongly, and slowly
+            claimed = by_claim(instruction, view)
+            if claimed is None and honest.sum_meant(instruction):
+                return _say(honest.SUM_NOT_CAUGHT, "a sum that did not parse")
+            return claimed or Choice("general", {"request": instruction}, path="understand",
+                                     why="no tool claims it and no other tool is loaded")
+        choice = self.inner.route(instruction, view, recent)
         if choice.capability in CLAIMING and choice.path != "claim":
             cap = registry.get(choice.capability)
             claim = getattr(cap, "claim", None)
@@ -51,6 +67,11 @@ class Understand:
                 return self._instead(instruction, registry, f"{choice.capability} was chosen but does not "
                                                             "recognise the request")
         return choice
+
+    @staticmethod
+    def _tools(registry: Registry) -> list[str]:
+        """Capabilities a router has to choose among: skills and servers' tools, not the built-ins."""
+        return [n for n in registry.names() if n not in (*CLAIMING, "general", "camera", honest.NAME)]
 
     def _instead(self, instruction: str, registry: Registry, why: str) -> Choice:
         if honest.sum_meant(instruction):
