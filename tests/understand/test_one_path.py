@@ -41,11 +41,31 @@ class _Chat:
         return "Here is one: why did the scarecrow win an award? Because he was outstanding in his field."
 
 
+class _Tool:
+    name = "shopping_list"
+    description = "Adds an item to the shopping list."
+    instructions = ""
+    schema: dict[str, Any] = {"type": "object", "properties": {"item": {"type": "string"}}}
+
+    def run(self, arguments, ctx):
+        from edge.harness.capability import Outcome
+        return Outcome("Added.")
+
+
 @pytest.fixture
 def erring(monkeypatch):
     inner = assemble.build_router
     monkeypatch.setattr(assemble, "build_router",
                         lambda spec, threads=1: _Model(_ErringModel()) if spec == "erring" else inner(spec, threads))
+    real_registry = assemble.build_registry
+
+    def with_tool(cfg, settings, threads=1):
+        registry, problems, hub = real_registry(cfg, settings, threads)
+        if str(cfg.get("dir", "")).endswith("with-tool"):
+            registry.add(_Tool())  # a tool beyond the built-ins: the model router is asked
+        return registry, problems, hub
+
+    monkeypatch.setattr(assemble, "build_registry", with_tool)
     real_chat = assemble.build_chat
     monkeypatch.setattr(assemble, "build_chat", lambda spec, threads=1: _Chat() if spec == "fake" else
                         real_chat(spec, threads))
@@ -60,7 +80,7 @@ def _ask(cfg: dict, text: str) -> tuple[bool, str]:
 
 
 def test_a_second_server_run_never_answers_from_the_first_runs_request(erring, tmp_path):
-    cfg = {"dir": str(tmp_path / "wyoming"), "router": "erring", "chat": "fake"}
+    cfg = {"dir": str(tmp_path / "with-tool"), "router": "erring", "chat": "fake"}
     ok, said = _ask(cfg, "What is twelve times eight?")
     assert ok and "96" in said
     for question in ("Tell me a joke.", "Is the kitchen light on?"):
