@@ -10,6 +10,9 @@ within 1 % of the answer, the machine's time (to the minute, any minute the
 run spanned), day or date, or the words to repeat. The last line:
 `answers <A>% correct over <Q> questions`.
 
+`--set trust` asks what users ask, through a voice session and Wyoming, and
+judges each reply right, declined, asked back or wrong (edge/bench/trust.py).
+
 `--set arithmetic` asks spoken sums instead (edge/bench/arithmetic_set.py:
 every English espeak-ng voice and variant on the machine at three rates,
 and Piper), and `--number-reading both` runs the same input twice, without
@@ -118,10 +121,13 @@ def replies_heard(wav: Path, marks: list[tuple[float, float]], model: str, threa
 
 
 def main(argv: list[str]) -> int:
+    if "trust" in argv and argv[argv.index("trust") - 1:argv.index("trust")] == ["--set"]:
+        from edge.bench.trust import main as trust
+        return trust(argv)
     p = argparse.ArgumentParser(prog="venus-edge bench answers", description=__doc__.split("\n\n")[0])
     p.add_argument("--questions", type=int, default=27, help="how many scored questions (default 27)")
     p.add_argument("--seed", type=int, default=None, help="the set's seed (default 11; 23 for --set arithmetic)")
-    p.add_argument("--set", choices=("mixed", "arithmetic"), default="mixed",
+    p.add_argument("--set", choices=("mixed", "arithmetic", "trust"), default="mixed",
                    help="mixed: sums, conversions, the clock and recall (default); arithmetic: spoken sums in "
                         "every English espeak-ng voice and variant, and Piper")
     p.add_argument("--number-reading", choices=("on", "off", "both"), default="on",

@@ -148,11 +148,13 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
 
 
 def build_harness(cfg: dict[str, Any], state_dir: str | Path, clock: Clock, emit: Callable[[Message], None],
-                  threads: int = 1) -> Built:
+                  threads: int = 1, guard: Callable[[Router, Registry], Router] | None = None) -> Built:
+    """`guard` wraps the configured router (and may add to the registry): the understanding path, edge/understand/."""
     settings = HarnessSettings.from_dict(cfg)
     registry, problems, hub = build_registry(cfg, settings, threads)
     try:
         router = build_router(cfg.get("router"), threads)
+        router = guard(router, registry) if guard is not None else router
     except Exception:
         if hub is not None:
             hub.close()

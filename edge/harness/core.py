@@ -50,6 +50,7 @@ class Harness(ReturnSide):
         self.sleepers = Sleepers(clock, self.lock)
         self.evidence_dir = Path(evidence_dir) if evidence_dir else None
         self.jobs: dict[str, Job] = {}
+        self.here: set[str] = set()  # work accepted by this run: the only context a new request may see
         self.progress: dict[str, Candidate] = {}  # pending progress notices, by work id
         self.progress_sent: set[str] = set()
         self.inflight: dict[str, dict] = {}  # release id -> {work_id, kind, released_ns, started, started_ns}
@@ -94,6 +95,7 @@ class Harness(ReturnSide):
                 if not target.exists():
                     ev.save(target)
                 path = str(target)
+            self.here.add(work_id)
             item = WorkItem(work_id, instruction, opened_ns, index, now, now + int(self.s.ttl_s * S_NS),
                             evidence=path)
             added = self.store.add(item, now)
@@ -306,7 +308,9 @@ class Harness(ReturnSide):
 
     def _recent(self, exclude: str) -> list[Recent]:
         done = self.store.in_states([S.COMPLETED, S.DELIVERING, S.DELIVERED])
-        return [Recent(i.id, i.instruction, i.result) for i in done[::-1] if i.id != exclude][:self.s.recent]
+        # What the store keeps from an earlier run is there to resume that run's work, never to answer a new request.
+        return [Recent(i.id, i.instruction, i.result) for i in done[::-1]
+                if i.id != exclude and i.id in self.here][:self.s.recent]
 
     def _previous(self, work_id: str) -> list[tuple[str, str]]:
         chain: list[tuple[str, str]] = []

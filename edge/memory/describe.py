@@ -43,17 +43,19 @@ class TextReader:
         self.seconds = 0.0   # CPU time spent reading, for benchmarks
         self.frames = 0
 
-    def words(self, frame: np.ndarray) -> str:
-        """The words read in one BGR uint8 frame, in reading order ("" when none)."""
+    def scored(self, frame: np.ndarray) -> list[tuple[str, float]]:
+        """Each line read in one BGR uint8 frame with the reader's confidence, in reading order."""
         start = time.process_time()
         found, _ = self._ocr(frame)
         self.seconds += time.process_time() - start
         self.frames += 1
-        if not found:
-            return ""
         # Reading order: rows (by the box's top edge, in bands of 20 px), then left to right.
-        found.sort(key=lambda r: (round(min(p[1] for p in r[0]) / 20), min(p[0] for p in r[0])))
-        return " ".join(r[1] for r in found)
+        found = sorted(found or [], key=lambda r: (round(min(p[1] for p in r[0]) / 20), min(p[0] for p in r[0])))
+        return [(r[1], float(r[2])) for r in found]
+
+    def words(self, frame: np.ndarray) -> str:
+        """The words read in one BGR uint8 frame, in reading order ("" when none)."""
+        return " ".join(text for text, _ in self.scored(frame))
 
     def __call__(self, frame: np.ndarray) -> str:
         """The description of one BGR uint8 frame: its text only."""

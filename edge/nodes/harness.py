@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from edge import messages as m
 from edge.graph.node import Node, NodeIO
-from edge.harness.assemble import Built, build_harness, with_vision
+from edge.harness.assemble import Built, with_vision
+from edge.understand.build import understanding_harness
 from edge.harness.general_model import with_general_chat
 from edge.nodes.new_question import asked_anew
 from edge.settings import HarnessSettings
@@ -54,7 +55,7 @@ class HarnessNode(Node):
                                  {"frontend": self.settings.frontend, "threads": self.settings.threads})
         # The vision node's archive and eyes, when it runs; an Omni bundle's model reads the frames it kept.
         hcfg = with_vision(hcfg, self.settings.memory_dir, self._bundle_reader())
-        self.built = build_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
+        self.built = understanding_harness(hcfg, self.dir, self.io.clock, self.io.publish, self.settings.threads)
         self.io.control(m.Checkpoint(self.name, {"dir": str(self.dir)}))
 
     def _bundle_reader(self) -> Callable[[], Any] | None:

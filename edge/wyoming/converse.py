@@ -3,10 +3,11 @@
 Each transcript becomes one work item of the harness configured with
 `--harness` (the same router, tools and chat as a voice session), so "turn off
 the kitchen light" from a Home Assistant pipeline calls the same tool and is
-answered in the same words. A timer is the exception: a Wyoming answer is one
-reply with no way to speak again later, so a timer set here would never ring;
-it is refused in words instead (Home Assistant's own timers, or the device's
-voice session, can keep one).
+answered in the same words, through the same understanding path
+(edge/understand/). A Wyoming answer is one reply with no way to speak again
+later, so the harness is built knowing it cannot speak later: a timer is
+refused in words there (Home Assistant's own timers, or the device's voice
+session, can keep one).
 
 When a request fails while a remote tool server is down or refuses its token,
 the answer says so in one sentence ("I can't reach Home Assistant right now.")
@@ -17,18 +18,17 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from edge.clock import MonotonicClock
 from edge.harness import states as S
-from edge.harness.assemble import build_harness
-from edge.language.timer_words import timer_request
+from edge.understand.build import understanding_harness
+from edge.understand.honest import NAME
 
 ANSWERED = (S.COMPLETED, S.DELIVERING, S.DELIVERED)
-NO_TIMERS = ("I can't keep a timer or a reminder through this connection, because I could not speak up when it is "
-             "due; use Home Assistant's own timers, or ask me in a voice session on the device.")
 
 
 def unreachable(server: Any) -> str:
@@ -42,11 +42,12 @@ def unreachable(server: Any) -> str:
 
 class Conversation:
     def __init__(self, cfg: dict[str, Any], timeout_s: float = 60.0) -> None:
-        self.built = build_harness(cfg, Path(cfg.get("dir") or "state/wyoming"), MonotonicClock(),
-                                   lambda msg: None)  # no session to deliver to: answers are read back here
+        self.built = understanding_harness(cfg, Path(cfg.get("dir") or "state/wyoming"), MonotonicClock(),
+                                   lambda msg: None, speaks_later=False)  # no session to deliver to: answers are read back here
         self.timeout_s = timeout_s
         self._ids = itertools.count(1)
-        self._stamp = time.strftime("%Y%m%dT%H%M%S")
+        # Unique to this run: an id met again in the persisted store would be taken for the earlier request.
+        self._stamp = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
 
     @property
@@ -55,8 +56,6 @@ class Conversation:
 
     def answer(self, text: str) -> tuple[bool, str]:
         """(handled, what to say) for one transcript; blocks until the work item ends."""
-        if timer_request(text) is not None:
-            return False, NO_TIMERS
         h = self.built.harness
         with self._lock:
             work_id = f"wyoming-{self._stamp}-{next(self._ids)}"
@@ -66,7 +65,7 @@ class Conversation:
             h.poll()
             item = h.store.get(work_id)
             if item is not None and item.state in ANSWERED:
-                return True, item.result
+                return item.capability != NAME, item.result  # a guard's sentence is not a handled request
             if item is not None and item.state in S.TERMINAL:
                 return False, self._down() or item.notice or "Sorry, I couldn't do that."
             time.sleep(0.02)

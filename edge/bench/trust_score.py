@@ -1,0 +1,81 @@
+"""One reply judged as a user would: right, an honest decline, asked back, or wrong."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from edge.bench.trust_set import Request
+
+VERDICTS = ("right", "declined", "asked back", "wrong")
+_ASKED = re.compile(r"\b(didn'?t catch|did you say|say it again|please name)\b", re.I)
+_DECLINED = re.compile(r"\b(can'?t|cannot|could not|couldn'?t|no live source|not connected|no home devices|"
+                       r"don'?t know)\b", re.I)
+_WORKED = re.compile(r"\d+\s*(times|plus|minus|divided by)\s*\d+ is\b", re.I)
+_NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20}
+
+
+def _clock_said(text: str) -> set[tuple[int, int]]:
+    return {(int(h) % 12, int(m)) for h, m in re.findall(r"\b(\d{1,2})[:. ]?(\d{2})\b", text)
+            if int(h) <= 23 and int(m) <= 59}
+
+
+def _says_time(reply: str, moments: list[datetime], zone: str | None = None) -> bool:
+    said = _clock_said(reply)
+    return any((t.astimezone(ZoneInfo(zone)) if zone else t).hour % 12 == h and
+               (t.astimezone(ZoneInfo(zone)) if zone else t).minute == m for t in moments for h, m in said)
+
+
+def _numbers(text: str) -> list[float]:
+    from edge.language.spoken_math import numbers_in
+    return numbers_in(text.replace("-", " "))
+
+
+def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
+    low = reply.lower()
+    kind = r.expect[0]
+    if kind == "number":
+        got = _numbers(reply)
+        return bool(got) and abs(got[-1] - r.expect[1]) <= max(0.01 * abs(r.expect[1]), 0.011)
+    if kind == "clock":
+        what = r.expect[1]
+        if what == "time":
+            return _says_time(reply, moments)
+        if what == "day":
+            return any(f"{t:%A}".lower() in low for t in moments)
+        return any(f"{t:%B}".lower() in low and str(t.day) in re.findall(r"\d+", low) for t in moments)
+    if kind == "zone":
+        return _says_time(reply, moments, r.expect[1])
+    if kind == "timer":
+        n = r.expect[1]
+        return "minute" in low and (str(n) in re.findall(r"\d+", low) or
+                                    any(w in low.split() and v == n for w, v in _NUMBER_WORDS.items()))
+    if kind == "words":
+        return all(w in re.findall(r"[a-z]+", low) or (w == "zero" and re.search(r"\b0\b", low))
+                   for w in r.expect[1:])
+    if kind == "home":
+        return bool(re.search(r"\b(turned|switched|is (on|off)|are (on|off)|done|ok)\b", low))
+    if kind == "any":
+        return bool(low.strip()) and not re.search(r"\b(sum|timer|couldn'?t finish|sorry)\b", low) \
+            and not _WORKED.search(low)  # a sum worked out for a joke came from another request
+    return False
+
+
+def verdict(r: Request, reply: str, moments: list[datetime]) -> str:
+    """right / declined / asked back / wrong. A live fact is never right: only declining it is honest."""
+    if r.expect[0] != "decline" and _right(r, reply, moments):
+        return "right"
+    if _ASKED.search(reply):
+        return "asked back"
+    if _DECLINED.search(reply):
+        return "declined"
+    return "wrong"
+
+
+def tally_line(verdicts: list[str], via: str) -> str:
+    c, n = Counter(verdicts), max(1, len(verdicts))
+    return (f"answers: right {100 * c['right'] / n:.0f}%, declined {100 * c['declined'] / n:.0f}%, "
+            f"asked back {100 * c['asked back'] / n:.0f}%, wrong {100 * c['wrong'] / n:.0f}% "
+            f"over {len(verdicts)} ({via})")
