@@ -1,4 +1,4 @@
-""""Stop" gives up the work of the request it cut short, through the whole graph: the user says "Stop." over
+"""The word "stop" gives up the work of the request it cut short, through the whole graph: the user says "Stop." over
 the holding phrase while the assistant still looks something up, and that answer is never said.
 (That a reply the user cut is not offered again is tested on the harness: tests/harness/test_harness_cut.py.)
 """
