@@ -57,6 +57,8 @@ def energy_peaks(audio: np.ndarray, dip_db: float = 6.0) -> int:
 
 def lettered(ws: list[str]) -> bool:
     """Most of what was written is single letters or hums ("M M T N", "M. Anson")."""
+    if not ws:
+        return False
     return sum(len(w) == 1 or heard.only_filler([w]) for w in ws) * 2 >= len(ws) + (len(ws) % 2)
 
 
@@ -66,7 +68,7 @@ def murmur(text: str, audio: np.ndarray, voiced_ms: float,
     ws = heard.words(text)
     if not ws or voiced_ms > MAX_MS or len(ws) > 4 or "?" in text or any(w in FLOOR for w in ws):
         return None
-    if lettered(ws):
+    if lettered([w for w in heard.words(text.replace("'", "")) if w not in ("i", "a")]):  # "I'm done" is words
         return f"{text!r} is letters and hums, {voiced_ms:.0f} ms voiced"
     claimed, peaks = syllables(ws), energy_peaks(audio)
     if peaks and claimed >= peaks + 2:
