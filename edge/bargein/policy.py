@@ -26,10 +26,16 @@ from collections.abc import Callable
 import numpy as np
 
 from edge.bargein import words as barge_in
+from edge.bargein.murmur import murmur
 from edge.bargein.voice import VoiceCue
 from edge.detect.level import speech_level_db
 from edge.frontend.base import Decision, Overlap
 
+# A voice well under the user's level that the voice cue does not clearly call the user's is a radio or a far
+# talker: the user's own speech over the reply measured at most ~8 dB under their level (the echo canceller),
+# and scored 0.68-0.80 against their profile in `bench duplex`; a news voice 11 dB under scored 0.63.
+QUIET_DB = 8.0
+QUIET_SIM = 0.70
 MIN_LEVEL_MS = 300.0  # speech needed before its level says anything (a boundary right after an onset waits)
 
 # Who a user might turn to instead of the assistant. Kin and endearments first, then common first names.
@@ -179,10 +185,17 @@ class BargeInPolicy:
             if sim is not None and sim < thr:
                 who = f"a voice other than the user's (similarity {sim:.2f}, under {thr:.2f})"
                 return d("other", f"{who}, addressed to {name}") if name is not None else d("background", who)
+            if sim is not None and sim < QUIET_SIM and level is not None and ref is not None and \
+                    level < ref - QUIET_DB and name is None:
+                return d("background", f"a quiet voice ({ref - level:.0f} dB under the user's level) that is not "
+                                       f"clearly the user's (similarity {sim:.2f}, under {QUIET_SIM:.2f})")
         if name is not None:
             return d("other", f"addressed to {name}")
         if o.ongoing and opens_an_address(o.text):
             return d("pending", "a greeting: whom it is for comes next")
+        hum = murmur(o.text, o.audio, o.voiced_ms, o.score)
+        if hum is not None:  # a short vocalisation misread as words (edge/bargein/murmur.py)
+            return d("pending" if o.ongoing else "backchannel", hum)
         if self.reread is not None and not (ws and ws[0] in FLOOR_WORDS):
             # The first reading found no vocative, but names are what a small recognizer misreads most on
             # overlapping speech ("Mom" as "Um"): a larger one reads it again before the reply is stopped.

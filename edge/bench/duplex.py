@@ -107,13 +107,16 @@ def table(title: str, scores: list[CaseScore]) -> str:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="venus-edge bench duplex", description=__doc__.split("\n\n")[0])
-    dev, held = HOUSEHOLD_PARTS["development"], HOUSEHOLD_PARTS["held-out"]
+    dev, held, hum = HOUSEHOLD_PARTS["development"], HOUSEHOLD_PARTS["held-out"], HOUSEHOLD_PARTS["murmurs"]
     p.add_argument("--voices", type=int, default=SUITE_VOICES,
                    help=f"voices in the suite, 1-{MAX_VOICES} (default {SUITE_VOICES}: {len(VOICES)} with 4 cases each, "
                         f"then {SUITE_VOICES - len(VOICES)} with a second person and a television in the room, 3 each; "
                         f"voices {dev[0] + 1}-{dev[1]} are a development part and {held[0] + 1}-{held[1]} a held-out "
                         f"part, each the user talking to someone else, a second person calling someone and a "
-                        f"television louder than the user: --voices {held[1]} --skip-voices {held[0]})")
+                        f"television louder than the user: --voices {held[1]} --skip-voices {held[0]}; "
+                        f"voices {hum[0] + 1}-{hum[1]} "
+                        f"a held-out part of hummed backchannels, news 12 dB under the user and new questions: "
+                        f"--voices {hum[1]} --skip-voices {hum[0]})")
     p.add_argument("--skip-voices", type=int, default=0, help="leave out the first N voices (default 0)")
     p.add_argument("--chunk-ms", type=int, default=1000, help="chunk length (default 1000)")
     p.add_argument("--conditions", default="clean,echo", help="clean, echo or both (default clean,echo)")

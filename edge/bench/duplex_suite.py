@@ -156,6 +156,26 @@ HOUSEHOLDS = (
               "Grace, can you pass me the salt, please?", "Hey Nina, where did you put the scissors?",
               "Stay tuned for the late movie, right after these messages."),
 )
+# Short vocalisations and quiet voices, a held-out part (voices 12-14): a user's hummed "mm-hm" in a voice
+# the recognizer misreads as words, a news voice 12 dB under the user, and the user's own new question.
+@dataclass(frozen=True)
+class Murmur:
+    user: Voice
+    tv: Voice
+    hum: str
+    interruption: str
+    tv_text: str
+
+
+MURMURS = (
+    Murmur(Voice("espeak", "en-us+m3", 160), Voice("espeak", "en-us+Storm", 165), "Mm-hm.",
+           "Sorry, what is the tallest mountain in Africa?", "In the news this hour, flooding closed two roads."),
+    Murmur(Voice("espeak", "en-us+norbert", 155), Voice("espeak", "en-gb-x-rp+f3", 170), "Mm-hmm.",
+           "Wait, how many moons does Mars have?", "Markets were mixed today as investors waited for news."),
+    Murmur(Voice("espeak", "en-us+shelby", 160), Voice("piper", "", 1.0), "Mm-hm.",
+           "Hold on, what do bees make honey from?", "The minister will speak to reporters tomorrow morning."),
+)
+MURMUR_TV_DB = -12.0
 HOUSEHOLD_TV_DB = 6.0  # the television louder than the user
 HOUSEHOLD_CASES = (("other", "user"), ("other", "second"), ("background", "tv"))
 
@@ -216,8 +236,10 @@ def set_level(x: np.ndarray, dbfs: float) -> np.ndarray:
 
 
 SUITE_VOICES = len(VOICES) + len(ROOM_VOICES)  # the suite the bench runs unless told otherwise
-MAX_VOICES = SUITE_VOICES + len(HOUSEHOLDS)
-HOUSEHOLD_PARTS = {"development": (SUITE_VOICES, SUITE_VOICES + 2), "held-out": (SUITE_VOICES + 2, MAX_VOICES)}
+HOUSEHOLD_END = SUITE_VOICES + len(HOUSEHOLDS)
+MAX_VOICES = HOUSEHOLD_END + len(MURMURS)
+HOUSEHOLD_PARTS = {"development": (SUITE_VOICES, SUITE_VOICES + 2), "held-out": (SUITE_VOICES + 2, HOUSEHOLD_END),
+                   "murmurs": (HOUSEHOLD_END, MAX_VOICES)}
 
 
 def build_suite(out_dir: Path, voices: int = SUITE_VOICES, synth: Synth | None = None, skip: int = 0) -> list[Case]:
@@ -228,13 +250,16 @@ def build_suite(out_dir: Path, voices: int = SUITE_VOICES, synth: Synth | None =
     out_dir.mkdir(parents=True, exist_ok=True)
     synth = synth or Synth()
     cases = []
-    casts: list[tuple[Voice, Room | Household | None]] = [(v, None) for v in VOICES] + [
-        (r.user, r) for r in ROOM_VOICES] + [(h.user, h) for h in HOUSEHOLDS]
+    casts: list[tuple[Voice, Room | Household | Murmur | None]] = [(v, None) for v in VOICES] + [
+        (r.user, r) for r in ROOM_VOICES] + [(h.user, h) for h in HOUSEHOLDS] + [(u.user, u) for u in MURMURS]
     for vi, (voice, room) in enumerate(casts[:voices]):
         if vi < skip:
             continue
         if isinstance(room, Household):
             cases += _household(out_dir, synth, vi, room)
+            continue
+        if isinstance(room, Murmur):
+            cases += _murmur(out_dir, synth, vi, room)
             continue
         request = set_level(trim(synth.say(REQUESTS[vi % len(REQUESTS)], voice)), USER_DBFS)
         req_start = int(LEAD_S * RATE)
@@ -270,6 +295,20 @@ def _household(out_dir: Path, synth: Synth, vi: int, h: Household) -> list[Case]
                              "tv": (h.tv_text, h.tv, HOUSEHOLD_TV_DB)}[who]
         event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
         cases.append(_write_case(out_dir, f"{h.user.label}-{cat}-{who}", cat, h.user.label, request_text, request,
+                                 req_start, text, event, event_at, True))
+    return cases
+
+
+def _murmur(out_dir: Path, synth: Synth, vi: int, u: Murmur) -> list[Case]:
+    request_text = REQUESTS[vi % len(REQUESTS)]
+    request = set_level(trim(synth.say(request_text, u.user)), USER_DBFS)
+    req_start = int(LEAD_S * RATE)
+    event_at = req_start + len(request) + int(EVENT_AFTER_S * RATE)
+    cases = []
+    for cat, text, speaker, db in (("interruption", u.interruption, u.user, 0.0), ("backchannel", u.hum, u.user, 0.0),
+                                   ("background", u.tv_text, u.tv, MURMUR_TV_DB)):
+        event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
+        cases.append(_write_case(out_dir, f"{u.user.label}-murmur-{cat}", cat, u.user.label, request_text, request,
                                  req_start, text, event, event_at, True))
     return cases
 

@@ -29,6 +29,9 @@ class Overlap:
     voiced_ms: float  # how much of it the VAD called speech
     ongoing: bool  # still being spoken at this boundary
     own_words: set[str] = field(default_factory=set)  # words of the reply recently spoken
+    # How well the recognizer that wrote `text` scores other texts on the same audio (mean log-probability per
+    # token, edge/detect/asr.py `likelihood`): a hum read as words is judged by it. None: not known.
+    score: Callable[[list[str]], list[float]] | None = None
 
 
 @dataclass

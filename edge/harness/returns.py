@@ -16,6 +16,9 @@ from edge.harness.gate import MS, Candidate, DeliveryGate
 from edge.harness.settings import HarnessSettings
 from edge.harness.store import WorkItem, WorkStore
 
+STOPPED = "the user said stop before it was said"
+CUT_BY_USER = "the user cut the reply (stop, or a new question): not offered again"
+
 
 class ReturnSide:
     lock: threading.RLock
@@ -26,6 +29,7 @@ class ReturnSide:
     inflight: dict[str, dict[str, Any]]  # release id -> {work_id, kind, released_ns, started, started_ns}
     duplicates: int
     wall: Any  # () -> seconds on the machine's clock
+    cancel: Any  # (work id, reason) -> its new state, or None (edge.harness.core)
     # --- return -------------------------------------------------------------------------------------
     def _candidate(self, item: WorkItem) -> Candidate:
         if item.state == S.FAILED:
@@ -165,10 +169,12 @@ class ReturnSide:
             else:
                 self.duplicates += 1
 
-    def on_interrupt(self, epoch: int | None = None) -> None:
+    def on_interrupt(self, epoch: int | None = None, by_user: bool = False) -> None:
         """Playback was cut (the user barged in, or an answer took the holding phrase's place): a reply cut
-        mid-speech goes back to completed (or fails once tried enough). A reply started in the epoch the
-        interrupt opens (in real time its words can arrive before the interrupt does) is not cut by it."""
+        mid-speech goes back to completed (or fails once tried enough). One the user cut (`by_user`: they
+        said stop or asked something new) stays cut: offered again, it would be said before the answer to
+        what they asked now. A reply started in the epoch the interrupt opens (in real time its words can
+        arrive before the interrupt does) is not cut by it."""
         with self.lock:
             for rid, rel in list(self.inflight.items()):
                 if not rel["started"] or (epoch is not None and rel.get("epoch", 0) >= epoch):
@@ -176,13 +182,36 @@ class ReturnSide:
                 del self.inflight[rid]
                 item = self.store.get(rel["work_id"])
                 if rel["kind"] == "failure" and item is not None and item.notice_state == "released":
-                    self.store.update(item.id, notice_state="cut")
+                    self.store.update(item.id, notice_state="cancelled" if by_user else "cut")
                 if rel["kind"] != "result" or item is None or item.state != S.DELIVERING:
                     continue
-                if item.releases < self.s.max_releases:
+                if by_user:
+                    self._move(item.id, S.CANCELLED, CUT_BY_USER)
+                elif item.releases < self.s.max_releases:
                     self._move(item.id, S.COMPLETED, "the reply was cut by an interrupt; offered again")
                 else:
                     self._fail(item.id, "interrupted", None)
+
+    def stop_request(self, said_ns: int) -> list[str]:
+        """The user said "stop" (heard until `said_ns`): the work of the request it cut short, the newest one
+        asked before it, is given up, unless already said (words due later, a timer's ring, are not
+        requests being answered). Returns the ids cancelled."""
+        with self.lock:
+            asked = [i for i in self.store.all() if i.opened_ns < said_ns and not i.later]
+            if not asked:
+                return []
+            newest = max(i.opened_ns for i in asked)
+            gone = []
+            for item in asked:
+                if item.opened_ns != newest:
+                    continue
+                for rid, rel in list(self.inflight.items()):
+                    if rel["work_id"] == item.id:
+                        del self.inflight[rid]
+                self.progress.pop(item.id, None)
+                if self.cancel(item.id, STOPPED) is not None or item.notice_state in ("pending", "released"):
+                    gone.append(item.id)
+            return gone
 
     # --- restart ----------------------------------------------------------------------------------------
     def _anchor_laters(self, now: int) -> None:

@@ -18,7 +18,7 @@ from edge.graph.node import Node, NodeIO
 from edge.harness.assemble import Built, with_vision
 from edge.understand.build import understanding_harness
 from edge.harness.general_model import with_general_chat
-from edge.nodes.new_question import asked_anew
+from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 
@@ -94,6 +94,9 @@ class HarnessNode(Node):
             turn_end = asked_anew(msg)
             if turn_end is not None:
                 h.new_turn(turn_end)
+            stop = asked_to_stop(msg)
+            if stop is not None:
+                h.stop_request(stop)
             # An interrupt reaches on_interrupt (on either clock) before this decision of its epoch.
             if h.boundary(idle=msg.control == "listen" and not msg.interrupt) is not None:
                 self.released += 1
@@ -112,7 +115,7 @@ class HarnessNode(Node):
 
     def on_interrupt(self, msg: m.Interrupt, t_ns: int) -> None:
         if self.built is not None:
-            self.built.harness.on_interrupt(msg.epoch)
+            self.built.harness.on_interrupt(msg.epoch, by_user=msg.reason == "barge-in")
 
     def tick(self) -> float | None:
         if self.built is None:

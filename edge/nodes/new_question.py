@@ -1,5 +1,5 @@
-"""Whether a chunk decision is the user asking something new: the harness drops stale work by it, and the
-frontend node drops a stale answer it still holds by the same rule."""
+"""Whether a chunk decision is the user asking something new (the harness drops stale work by it, and the
+frontend node drops a stale answer it still holds by the same rule), or telling the assistant to stop."""
 from __future__ import annotations
 
 from edge import messages as m
@@ -17,5 +17,21 @@ def asked_anew(msg: m.ChunkDecision) -> int | None:
     if end is None or not said or heard.only_filler(said) or heard.only_stop(said):
         return None
     if msg.info.get("barge_in", {}).get("decision") in heard.GO_ON:
+        return None
+    return int(end)
+
+
+# Words that ask the assistant to give up, not only to pause: "hold on" or "wait a second" keep the work.
+GIVE_UP = frozenset({"stop", "cancel", "enough", "quiet", "shush", "hush", "shut"})
+
+
+def asked_to_stop(msg: m.ChunkDecision) -> int | None:
+    """When the user's turn in this decision was only "stop" ("Stop.", "Stop, please.", "Enough."), where it
+    ended, or where the interrupt it made was decided: the harness gives up the work of the request it cut short."""
+    said = heard.words(msg.user_text)
+    end = msg.info.get("user_end_ns")
+    if end is None and msg.interrupt and msg.info.get("barge_in"):
+        end = msg.info["barge_in"].get("decided_ns")
+    if end is None or not heard.only_stop(said) or not any(w in GIVE_UP for w in said):
         return None
     return int(end)

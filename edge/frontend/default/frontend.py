@@ -161,7 +161,8 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         text = self.asr.transcribe(utt.samples())
         asr_ms = (time.perf_counter() - t0) * 1e3
         voiced_ms = utt.voiced_frames * FRAME_NS / 1e6
-        verdict = self.overlap_judge(Overlap(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words)))
+        verdict = self.overlap_judge(Overlap(text, utt.samples(), voiced_ms, not ended, set(self.spoken_words),
+                                             self.asr.likelihood))
         out.info["barge_in"] = {"decision": verdict.decision, "text": text, "onset_ns": utt.onset_ns,
                                 "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
                                 "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
