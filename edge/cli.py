@@ -179,13 +179,7 @@ def run(argv: list[str]) -> int:
     if mic_is_file(mic) and not Path(mic).is_file():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
         return 2
-    from edge.devices import DeviceError, check_devices
-    try:  # before any model loads: a missing device is one sentence, not a failed node after the models
-        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
-    except DeviceError as exc:
-        print(f"venus-edge: {exc}", file=sys.stderr)
-        return 2
-    harness = {}
+    harness = {}  # the settings file first: a mistake in it is said even where no device is
     if args.harness:
         from edge.harness.settings import load_harness_config
         try:
@@ -193,6 +187,12 @@ def run(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
+    from edge.devices import DeviceError, check_devices
+    try:  # before any model loads: a missing device is one sentence, not a failed node after the models
+        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
+    except DeviceError as exc:
+        print(f"venus-edge: {exc}", file=sys.stderr)
+        return 2
     observe = None
     if args.http:
         from edge.observe.server import AddressError, parse_address
