@@ -179,7 +179,7 @@ def run(argv: list[str]) -> int:
     if mic_is_file(mic) and not Path(mic).is_file():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
         return 2
-    harness = {}  # the settings file first: a mistake in it is said even where no device is
+    harness = {}
     if args.harness:
         from edge.harness.settings import load_harness_config
         try:
@@ -187,12 +187,6 @@ def run(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
-    from edge.devices import DeviceError, check_devices
-    try:  # before any model loads: a missing device is one sentence, not a failed node after the models
-        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
-    except DeviceError as exc:
-        print(f"venus-edge: {exc}", file=sys.stderr)
-        return 2
     observe = None
     if args.http:
         from edge.observe.server import AddressError, parse_address
@@ -201,6 +195,12 @@ def run(argv: list[str]) -> int:
         except AddressError as exc:
             print(f"venus-edge: {exc}", file=sys.stderr)
             return 2
+    from edge.devices import DeviceError, check_devices
+    try:  # after the settings, before any model loads: a missing device is one sentence, not a failed node
+        check_devices(mic, speaker or "default", args.camera, mic_is_file(mic))
+    except DeviceError as exc:
+        print(f"venus-edge: {exc}", file=sys.stderr)
+        return 2
     journal = args.journal or f"sessions/{time.strftime('%Y%m%d-%H%M%S')}.journal"
     if args.journal is None or args.journal_days or args.journal_mb:  # a folder of sessions kept on the device
         from edge.timeline.retention import Retention, prune_sessions
