@@ -179,6 +179,9 @@ def run(argv: list[str]) -> int:
     if mic_is_file(mic) and not Path(mic).is_file():
         print(f"venus-edge: the input file {mic} does not exist.", file=sys.stderr)
         return 2
+    if args.prompt and not frontend.startswith("bundle"):
+        print("venus-edge: --prompt types text to a bundle's model; give --bundle DIR.", file=sys.stderr)
+        return 2
     harness = {}
     if args.harness:
         from edge.harness.settings import load_harness_config
@@ -233,9 +236,6 @@ def run(argv: list[str]) -> int:
                                **({"prompt": args.prompt} if args.prompt else {})},
                         echo_cancel={"on": True, "off": False}.get(args.echo_cancel, "auto"),
                         barge_in=judge_on(args.judge, frontend))
-    if args.prompt and not frontend.startswith("bundle"):
-        print("venus-edge: --prompt types text to a bundle's model; give --bundle DIR.", file=sys.stderr)
-        return 2
     if args.camera is not None and not frontend.startswith("bundle") and frontend != "default":
         print("venus-edge: frames are captured and journaled, but this frontend does not see them; the embedded "
               "default reads text in them, an Omni bundle (--bundle DIR) sees them.", file=sys.stderr)

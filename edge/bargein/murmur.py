@@ -63,13 +63,18 @@ def lettered(ws: list[str]) -> bool:
 
 
 def murmur(text: str, audio: np.ndarray, voiced_ms: float,
-           score: Callable[[list[str]], list[float]] | None) -> str | None:
-    """Why speech the words alone would take for an interruption is a short vocalisation, or None."""
+           score: Callable[[list[str]], list[float]] | None, ongoing: bool = False) -> str | None:
+    """Why speech the words alone would take for an interruption is a short vocalisation, or None.
+
+    While the speech goes on, only letters and hums hold the decision a chunk: a first word or two read against
+    the audio so far (fewer peaks, an unsure recognizer) is no reason to talk over someone stopping the reply."""
     ws = heard.words(text)
     if not ws or voiced_ms > MAX_MS or len(ws) > 4 or "?" in text or any(w in FLOOR for w in ws):
         return None
     if lettered([w for w in heard.words(text.replace("'", "")) if w not in ("i", "a")]):  # "I'm done" is words
         return f"{text!r} is letters and hums, {voiced_ms:.0f} ms voiced"
+    if ongoing:
+        return None
     claimed, peaks = syllables(ws), energy_peaks(audio)
     if peaks and claimed >= peaks + 2:
         return f"{text!r} claims {claimed} syllables where the voice has {peaks}"

@@ -193,7 +193,7 @@ class BargeInPolicy:
             return d("other", f"addressed to {name}")
         if o.ongoing and opens_an_address(o.text):
             return d("pending", "a greeting: whom it is for comes next")
-        hum = murmur(o.text, o.audio, o.voiced_ms, o.score)
+        hum = murmur(o.text, o.audio, o.voiced_ms, o.score, o.ongoing)
         if hum is not None:  # a short vocalisation misread as words (edge/bargein/murmur.py)
             return d("pending" if o.ongoing else "backchannel", hum)
         if self.reread is not None and not (ws and ws[0] in FLOOR_WORDS):

@@ -9,7 +9,10 @@ _KINDS = (
     ("people", r"\b(is|are) (any ?one|any ?body|some ?one|some ?body|there (any ?one|any ?body|some ?one|"
                r"people|a person))\b|\bhow many (people|faces|persons)\b|\bwho is (there|behind me|here)\b|"
                r"\banyone (behind|there|here)\b"),
-    ("colour", r"\bwhat colou?rs?\b|\bwhich colou?r\b"),
+    # The colour of something here ("the wall", "this", "my shirt"); "a ripe banana" or "the sky" is a fact.
+    ("colour", r"\b(what|which) colou?rs? do you see\b|\bwhat colou?rs? am i wearing\b|"
+               r"\b(what|which) colou?rs? (is|are) (this|that|these|those|it|they|my|your|his|her|our|"
+               r"the (?!sky\b|sun\b|sea\b|ocean\b|grass\b|moon\b|snow\b|blood\b)[a-z]+)\b"),
     ("light", r"\bis it (dark|bright|light)\b|\bhow (dark|bright) is it\b|\bare the lights? on in here\b"),
     ("change", r"\bwhat(?:'s| has)? changed\b|\banything (changed|different|new)\b"),
     ("see", r"\bwhat (can|do) you see\b|\bwhat(?:'s| is) (on|in front of) (the |my )?camera\b|"

@@ -65,7 +65,9 @@ class Conversation:
             h.poll()
             item = h.store.get(work_id)
             if item is not None and item.state in ANSWERED:
-                return item.capability != NAME, item.result  # a guard's sentence is not a handled request
+                if item.capability == NAME:  # a guard's sentence is not a handled request; a down server says why
+                    return False, self._down() or item.result
+                return True, item.result
             if item is not None and item.state in S.TERMINAL:
                 return False, self._down() or item.notice or "Sorry, I couldn't do that."
             time.sleep(0.02)

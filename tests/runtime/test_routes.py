@@ -27,7 +27,7 @@ from edge.graph.node import Node, NodeIO
 from edge.graph.runner import NodeRunner
 from edge.graph.supervisor import Supervisor, SupervisorSettings
 from edge.nodes import NODES
-from edge.session import SessionConfig, run_session
+from edge.session import SessionConfig, make_supervisor, nodes_for, run_session
 from edge.timeline.journal import Journal
 from edge.wire import ANY_NODE, OUTSIDE, SUPERVISOR, Message, all_types, decode, lookup, on_bus, receives, topic_of
 from kernels.resample import resample
@@ -145,7 +145,9 @@ def harness_session(d: Path) -> Path:
                         frontend=f"scripted:{d / 'script.txt'}", voice="null", realtime=True,
                         extra={"harness": {"dir": str(d / "harness"), "skills": str(d / "skills"),
                                            "router": route_all_to("answer")}})
-    assert run_session(cfg, inprocess=True).ok
+    sup = make_supervisor(cfg, nodes_for(cfg), inprocess=True, virtual_clock=False)
+    sup.type_text("Typed while the session runs.")  # as the --http page's box does: the supervisor puts it on the bus
+    assert sup.run().ok
     return Path(cfg.journal)
 
 

@@ -34,7 +34,8 @@ def test_scene_questions_are_recognised_and_others_are_not():
                     ("Is anyone behind me?", "people"), ("What colour is the wall?", "colour"),
                     ("What can you see right now?", "see")]:
         assert camera_question(q) == kind, q
-    for q in ["What is the capital of France?", "Tell me a joke.", "What time is it?"]:
+    for q in ["What is the capital of France?", "Tell me a joke.", "What time is it?", "What color is the sky?",
+              "What colour is a ripe banana?"]:  # colours that are facts, not the camera's
         assert camera_question(q) is None, q
 
 
