@@ -285,30 +285,31 @@ def build_suite(out_dir: Path, voices: int = SUITE_VOICES, synth: Synth | None =
 
 
 def _household(out_dir: Path, synth: Synth, vi: int, h: Household) -> list[Case]:
-    request_text = REQUESTS[vi % len(REQUESTS)]
-    request = set_level(trim(synth.say(request_text, h.user)), USER_DBFS)
-    req_start = int(LEAD_S * RATE)
-    event_at = req_start + len(request) + int(EVENT_AFTER_S * RATE)
-    cases = []
-    for cat, who in HOUSEHOLD_CASES:
-        text, speaker, db = {"user": (h.user_aside, h.user, 0.0), "second": (h.other_call, h.other, 0.0),
-                             "tv": (h.tv_text, h.tv, HOUSEHOLD_TV_DB)}[who]
-        event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
-        cases.append(_write_case(out_dir, f"{h.user.label}-{cat}-{who}", cat, h.user.label, request_text, request,
-                                 req_start, text, event, event_at, True))
-    return cases
+    said = {"user": (h.user_aside, h.user, 0.0), "second": (h.other_call, h.other, 0.0),
+            "tv": (h.tv_text, h.tv, HOUSEHOLD_TV_DB)}
+    return _over_a_request(out_dir, synth, vi, h.user, [(f"{cat}-{who}", cat, *said[who])
+                                                         for cat, who in HOUSEHOLD_CASES])
 
 
 def _murmur(out_dir: Path, synth: Synth, vi: int, u: Murmur) -> list[Case]:
+    return _over_a_request(out_dir, synth, vi, u.user, [
+        (f"murmur-{cat}", cat, text, speaker, db) for cat, text, speaker, db in (
+            ("interruption", u.interruption, u.user, 0.0), ("backchannel", u.hum, u.user, 0.0),
+            ("background", u.tv_text, u.tv, MURMUR_TV_DB))])
+
+
+def _over_a_request(out_dir: Path, synth: Synth, vi: int, user: Voice,
+                    events: list[tuple[str, str, str, Voice, float]]) -> list[Case]:
+    """The user's request, then each event (name, category, words, voice, level against the user) over the reply,
+    in a room."""
     request_text = REQUESTS[vi % len(REQUESTS)]
-    request = set_level(trim(synth.say(request_text, u.user)), USER_DBFS)
+    request = set_level(trim(synth.say(request_text, user)), USER_DBFS)
     req_start = int(LEAD_S * RATE)
     event_at = req_start + len(request) + int(EVENT_AFTER_S * RATE)
     cases = []
-    for cat, text, speaker, db in (("interruption", u.interruption, u.user, 0.0), ("backchannel", u.hum, u.user, 0.0),
-                                   ("background", u.tv_text, u.tv, MURMUR_TV_DB)):
+    for name, cat, text, speaker, db in events:
         event = set_level(trim(synth.say(text, speaker)), USER_DBFS + db)
-        cases.append(_write_case(out_dir, f"{u.user.label}-murmur-{cat}", cat, u.user.label, request_text, request,
+        cases.append(_write_case(out_dir, f"{user.label}-{name}", cat, user.label, request_text, request,
                                  req_start, text, event, event_at, True))
     return cases
 
