@@ -43,6 +43,11 @@ class ReturnSide:
         stale = item is not None and item.capability in self.s.stale_after_turn and not item.later
         return item.opened_ns if stale else -1
 
+    def _opened_ns(self, work_id: str) -> int:
+        """When the request was made, for work a "stop" gives up (`stop_request`: not words due later); else -1."""
+        item = self.store.get(work_id)
+        return item.opened_ns if item is not None and not item.later else -1
+
     def boundary(self, idle: bool) -> Candidate | None:
         """A chunk boundary: release at most one ready result if the gate allows it now."""
         with self.lock:
@@ -65,7 +70,8 @@ class ReturnSide:
                 self.progress.pop(c.work_id, None)
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns,
+                                      self._asked_ns(c.work_id), self._opened_ns(c.work_id)))
             return c
 
     def release_awaited(self) -> Candidate | None:
@@ -91,7 +97,8 @@ class ReturnSide:
             c.expires_ns = item.expires_ns
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns,
+                                      self._asked_ns(c.work_id), self._opened_ns(c.work_id)))
             return c
 
     def on_speak(self, backend_id: str, epoch: int = 0) -> None:
@@ -242,7 +249,7 @@ class ReturnSide:
                 self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True,
                                       "started_ns": now}
                 self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns,
-                                          self._asked_ns(item.id)))
+                                          self._asked_ns(item.id), self._opened_ns(item.id)))
                 counts["rereleased"] += 1
             for item in self.store.in_states([S.FAILED]):
                 if item.notice_state == "released":
@@ -250,6 +257,6 @@ class ReturnSide:
                     self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True,
                                           "started_ns": now}
                     self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns,
-                                              self._asked_ns(item.id)))
+                                              self._asked_ns(item.id), self._opened_ns(item.id)))
             self.poll()
             return counts

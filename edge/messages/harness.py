@@ -43,6 +43,8 @@ class BackendResult(Message):
     """Session time after which it is no longer worth saying (0: never)."""
     asked_ns: int = -1
     """When its request was made, if a new question after that makes it stale (stale_after_turn); -1: never."""
+    opened_ns: int = -1
+    """When its request was made, if a "stop" after that gives it up (any request); -1: words due later."""
 
 
 @message

@@ -25,7 +25,7 @@ from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_delivery import ResultDelivery
 from edge.nodes.frontend_state import StepFiles, state_folder
-from edge.nodes.new_question import asked_anew
+from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
 
@@ -294,6 +294,7 @@ class FrontendNode(Node):
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
             recv_delay, compute, compute / span if span else 0.0, out.info, out.ahead)
         self.delivery.drop_stale(asked_anew(decision), out.backend_id, self.frontend.withdraw)
+        self.delivery.drop_stopped(asked_to_stop(decision), out.backend_id, self.frontend.withdraw)
         if out.backend_id:  # whose answer this says (a file session waits for it)
             out.info["speaks_work"] = self.delivery.work_of(out.backend_id) or out.backend_id
         if dropped := self.delivery.take_dropped():  # the journal says which results were dropped, and why
