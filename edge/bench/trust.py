@@ -24,11 +24,12 @@ def _moments(start: datetime, end: datetime) -> list[datetime]:
             for k in range(int((end - start).total_seconds() // 60) + 3)]
 
 
-def _report(requests: list[Request], replies: list[str], heard: list[str], start: datetime, via: str) -> None:
+def _report(requests: list[Request], replies: list[str], heard: list[str], start: datetime, via: str,
+            home: bool) -> None:
     moments = _moments(start, datetime.now().astimezone())
     verdicts = []
     for i, (r, reply) in enumerate(zip(requests, replies), 1):
-        v = verdict(r, reply, moments)
+        v = verdict(r, reply, moments, home)
         verdicts.append(v)
         h = f" (heard {heard[i - 1]!r})" if heard else ""
         print(f"{i:3d}. [{r.kind} {r.voice} {r.wpm}] {r.text!r}{h} -> {reply!r}: {v}")
@@ -56,7 +57,7 @@ def via_wyoming(requests: list[Request], out: Path, args) -> None:
             replies.append(conv.answer(text)[1] if text.strip() else "")
     finally:
         conv.close()
-    _report(requests, replies, heard, start, "wyoming")
+    _report(requests, replies, heard, start, "wyoming", bool(args.home))
 
 
 def via_voice(requests: list[Request], out: Path, args) -> int:
@@ -75,7 +76,7 @@ def via_voice(requests: list[Request], out: Path, args) -> int:
         print(f"venus-edge bench answers: the voice session did not complete: {report.reason}")
         return 1
     replies = replies_heard(out / "replies.wav", marks, "base", args.threads)
-    _report(requests, replies, [], start, "voice")
+    _report(requests, replies, [], start, "voice", bool(args.home))
     return 0
 
 
