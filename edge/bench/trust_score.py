@@ -13,6 +13,7 @@ _ASKED = re.compile(r"\b(didn'?t catch|did you say|say it again|please name)\b",
 _DECLINED = re.compile(r"\b(can'?t|cannot|could not|couldn'?t|no live source|not connected|no home devices|"
                        r"don'?t know)\b", re.I)
 _WORKED = re.compile(r"\d+\s*(times|plus|minus|divided by)\s*\d+ is\b", re.I)
+_RESULT = re.compile(r"\b(?:is|equals|makes|gives)\s+(-?[\d][\d,.]*|[a-z -]+?)(?:[.!?]|$)", re.I)
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20}
 
@@ -37,7 +38,10 @@ def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
     low = reply.lower()
     kind = r.expect[0]
     if kind == "number":
-        got = _numbers(reply)
+        # The result a sum says ("... is 88."); else its last number. The judge's recognizer may repeat the
+        # start of a reply after it ("8 times 11 is 88. 8 times"), which the last number would misread.
+        said = _RESULT.search(reply)
+        got = _numbers(said.group(1)) if said else _numbers(reply)
         return bool(got) and abs(got[-1] - r.expect[1]) <= max(0.01 * abs(r.expect[1]), 0.011)
     if kind == "clock":
         what = r.expect[1]
