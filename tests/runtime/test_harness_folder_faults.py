@@ -1,0 +1,125 @@
+"""The harness folder on a full disk, or not writable: delegation stops in words, the session goes on, nothing
+saved is lost, and work takes up again once the folder can be written."""
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from edge.clock import VirtualClock
+from edge.harness import store as store_module
+from edge.harness.capability import Outcome, Registry
+from edge.harness.core import Harness
+from edge.harness.outage import AGAIN, WHY_REFUSED
+from edge.harness.router import ScriptedRouter
+from edge.harness.store import StoreUnwritable, WorkItem, WorkStore
+from edge.nodes import harness as harness_node_module
+from filling_disk import SQLITE_FULL, Disk, FillingDatabase
+from harness_on_a_disk import S, ask, harness_node
+
+
+class Waits:
+    """Answers after a second of session time."""
+
+    name, description, instructions, timeout_s = "lookup", "Waits, then answers.", "", 30.0
+    schema = {"type": "object"}
+
+    def run(self, arguments, ctx) -> Outcome:
+        ctx.sleep(1.0)
+        return Outcome("It is sunny in Paris.")
+
+
+def until(cond, what: str, wait_s: float = 10.0) -> None:
+    deadline = time.monotonic() + wait_s
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def test_a_task_whose_next_state_a_full_disk_refuses_runs_again_once_there_is_room(tmp_path, caplog):
+    disk, clock, said = Disk(), VirtualClock(), []
+    registry = Registry()
+    registry.add(Waits())
+    store = WorkStore(tmp_path / "work.sqlite")
+    store.db = FillingDatabase(store.db, disk)  # type: ignore[assignment]
+    h = Harness(store, registry, ScriptedRouter([], default="lookup"), clock, said.append)
+    h.accept("w", "What is the weather in Paris?", 0, 0)
+    until(lambda: (store.get("w").capability == "lookup" and bool(h.sleepers.waiting)), "the task never started")
+    disk.full = True
+    with caplog.at_level(logging.WARNING):
+        clock.advance(2 * S)
+        h.poll()  # wakes the task: its answer cannot be stored
+        until(lambda: not h.jobs, "the task's job never ended")
+    assert store.get("w").state == "running" and not any(r.exc_info for r in caplog.records)  # no traceback
+    with pytest.raises(StoreUnwritable, match="the disk is full"):
+        h.requeue_stranded()
+    disk.full = False
+    assert h.requeue_stranded() == 1
+    h.poll()
+    until(lambda: bool(h.sleepers.waiting), "the task did not run again")
+    clock.advance(2 * S)
+    h.poll()
+    until(lambda: store.get("w").state in ("completed", "delivering"), "the answer was never stored")
+    assert store.get("w").result == "It is sunny in Paris." and store.get("w").attempts == 2
+    h.close()
+    store.close()
+
+
+def test_a_harness_folder_that_cannot_be_made_declines_then_takes_work_once_it_can(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(harness_node_module, "RETRY_S", 0.0)
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder would be")
+    with caplog.at_level(logging.WARNING):
+        node, io = harness_node(blocked / "harness", Disk(), monkeypatch)  # was "node harness could not start"
+        assert node.built is None
+        first, second = ask(node, io, "a", "What is 2 plus 2?"), ask(node, io, "b", "What is 3 plus 3?")
+        blocked.unlink()
+        node.tick()
+        assert node.built is not None
+        after = ask(node, io, "c", "What is 4 plus 4?")
+    assert (first.text, second.text) == (WHY_REFUSED, AGAIN) and after.kind == "result" and "8" in after.text
+    said = [r.getMessage() for r in caplog.records if "harness folder" in r.getMessage()]
+    assert len(said) == 2 and "cannot be written (not a directory)" in said[0] and "written again" in said[1], said
+    assert not any(r.exc_info for r in caplog.records)
+    node.close()
+
+
+def test_a_store_the_disk_cannot_open_is_not_taken_for_a_damaged_one(tmp_path, monkeypatch):
+    path = tmp_path / "work.sqlite"
+    kept = WorkStore(path)
+    kept.add(WorkItem("w", "remind me", 0, 0, 0, 10 * S), 0)
+    kept.close()
+    connect = sqlite3.connect
+
+    def full(*args, **kwargs):
+        err = sqlite3.OperationalError("database or disk is full")
+        err.sqlite_errorcode = SQLITE_FULL
+        raise err
+    monkeypatch.setattr(store_module.sqlite3, "connect", full)
+    with pytest.raises(StoreUnwritable, match="cannot be written .the disk is full."):
+        WorkStore(path)  # was moved aside as damaged, and a new empty store tried
+    monkeypatch.setattr(store_module.sqlite3, "connect", connect)
+    assert not list(tmp_path.glob("*.damaged-*"))
+    again = WorkStore(path)
+    assert [i.id for i in again.all()] == ["w"]
+    again.close()
+
+
+def test_a_write_the_disk_refuses_changes_nothing_and_says_why(tmp_path):
+    disk = Disk()
+    store = WorkStore(tmp_path / "work.sqlite")
+    store.add(WorkItem("w", "x", 0, 0, 0, 10 * S), 0)
+    store.db = FillingDatabase(store.db, disk)  # type: ignore[assignment]
+    disk.full = True
+    with pytest.raises(StoreUnwritable) as err:
+        store.transition("w", "running", 1)
+    assert str(err.value) == f"the harness folder {Path(tmp_path)} cannot be written (the disk is full)"
+    assert err.value.full and store.refusals == 1
+    assert store.get("w").state == "queued" and [e[1] for e in store.events("w")] == ["queued"]
+    disk.full = False
+    store.transition("w", "running", 1)
+    assert store.get("w").state == "running"
+    store.close()
