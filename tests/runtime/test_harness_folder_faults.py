@@ -123,3 +123,19 @@ def test_a_write_the_disk_refuses_changes_nothing_and_says_why(tmp_path):
     store.transition("w", "running", 1)
     assert store.get("w").state == "running"
     store.close()
+
+
+def test_sqlites_own_full_database_is_refused_whole_and_the_store_works_once_there_is_room(tmp_path):
+    store = WorkStore(tmp_path / "work.sqlite")
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count = {pages + 2}")  # SQLite's own SQLITE_FULL, as on a full disk
+    added = []
+    with pytest.raises(StoreUnwritable, match=r"cannot be written \(the disk is full\)"):
+        for n in range(100):
+            store.add(WorkItem(f"w{n}", "x" * 3000, 0, 0, 0, 10 * S), 0)
+            added.append(f"w{n}")
+    assert added and [i.id for i in store.all()] == added  # whole items only, none lost
+    assert len(store.events()) == len(added)
+    store.db.execute("PRAGMA max_page_count = 1000000")
+    assert store.add(WorkItem("later", "x", 0, 0, 0, 10 * S), 0)
+    store.close()
