@@ -2,9 +2,14 @@
 saved is lost, and work takes up again once the folder can be written."""
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sqlite3
+import subprocess
+import sys
 import time
+import wave
 from pathlib import Path
 
 import pytest
@@ -17,6 +22,7 @@ from edge.harness.outage import AGAIN, WHY_REFUSED
 from edge.harness.router import ScriptedRouter
 from edge.harness.store import StoreUnwritable, WorkItem, WorkStore
 from edge.nodes import harness as harness_node_module
+from fault_session import ROOT
 from filling_disk import SQLITE_FULL, Disk, FillingDatabase
 from harness_on_a_disk import S, ask, harness_node
 
@@ -139,3 +145,32 @@ def test_sqlites_own_full_database_is_refused_whole_and_the_store_works_once_the
     store.db.execute("PRAGMA max_page_count = 1000000")
     assert store.add(WorkItem("later", "x", 0, 0, 0, 10 * S), 0)
     store.close()
+
+
+@pytest.mark.slow
+def test_a_live_session_takes_delegation_up_again_once_its_folder_can_be_made(tmp_path):
+    with wave.open(str(tmp_path / "quiet.wav"), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(b"\0\0" * 16000 * 16)
+    (tmp_path / "blocked").write_text("a file where the harness folder would be")
+    (tmp_path / "h.json").write_text(json.dumps({"dir": str(tmp_path / "blocked" / "harness")}))
+    (tmp_path / "script.txt").write_text("1 delegate What is 2 plus 2?\n12 delegate What is 3 plus 3?\n")
+    session = subprocess.Popen(
+        [sys.executable, "-m", "edge.cli", "--mic", "quiet.wav", "--frontend", "scripted:script.txt", "--speaker",
+         "null", "--voice", "null", "--answer-wait", "10", "--harness", "h.json", "--journal", "s.journal"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    journal = tmp_path / "s.journal"
+    until(lambda: journal.exists() and b"background work" in journal.read_bytes(), "the first request was not "
+          "declined", wait_s=90)
+    (tmp_path / "blocked").unlink()  # the folder can be made now: the second request is taken (12 s in)
+    out, err = session.communicate(timeout=120)
+    assert session.returncode == 0 and "Traceback" not in err, err[-3000:]
+    from edge import messages as m
+    from edge.timeline.journal import Journal
+    said = [msg.text for _, msg in Journal(journal).messages(m.SpeakText) if msg.text]
+    assert said == [WHY_REFUSED, "3 plus 3 is 6."], said
+    told = [line for line in err.splitlines() if "harness folder" in line]
+    assert len(told) == 2 and "cannot be written" in told[0] and "can be written again" in told[1], err[-3000:]
