@@ -64,6 +64,7 @@ class HarnessNode(Node):
         self.refusals = 0  # the store's refused writes already seen
         self.retry_at = 0.0
         self.hcfg: dict = {}
+        self.unresumed = False  # a restart's resume the folder refused: tried again before anything else runs
 
     def setup(self) -> None:
         # Without a `chat` setting, the frontend decides who answers general requests (edge/harness/general_model.py).
@@ -98,7 +99,9 @@ class HarnessNode(Node):
             counts = self.built.harness.resume()
         except StoreUnwritable as exc:
             self.outage.begin(exc)
+            self.unresumed = True
             return
+        self.unresumed = False
         if any(counts.values()):
             log.info("harness: resumed after a restart: %s", counts)
 
@@ -131,6 +134,8 @@ class HarnessNode(Node):
         if self.built is None:
             self._decline(msg)
             return
+        if self.unresumed:
+            self.start()
         h = self.built.harness
         try:
             if h.accept(msg.id, msg.instruction, msg.opened_ns, msg.index):
@@ -166,7 +171,8 @@ class HarnessNode(Node):
         """Work left running with no job while the folder refused its next state is run again."""
         assert self.built is not None
         try:
-            self.built.harness.requeue_stranded()
+            if self.built.harness.requeue_stranded():
+                self.outage.end(self.dir)  # the folder took a write again
         except StoreUnwritable as exc:
             self.outage.begin(exc)
 
@@ -215,6 +221,10 @@ class HarnessNode(Node):
             if self.outage.down and time.monotonic() >= self.retry_at:
                 self._build_again()
             return IDLE_POLL_S
+        if self.unresumed:
+            self.start()
+            if self.unresumed:
+                return IDLE_POLL_S  # nothing runs before the restart's work is resumed
         if self.outage.down:
             self._requeue()  # raises nothing: while the folder refuses, the outage goes on
         try:

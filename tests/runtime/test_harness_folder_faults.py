@@ -93,6 +93,22 @@ def test_a_harness_folder_that_cannot_be_made_declines_then_takes_work_once_it_c
     node.close()
 
 
+def test_a_restart_on_a_full_disk_resumes_its_work_once_there_is_room(tmp_path, monkeypatch):
+    left = WorkStore(tmp_path / "harness" / "work.sqlite")  # an earlier life was killed while this ran
+    left.add(WorkItem("left", "What is 2 plus 2?", 0, 0, 0, 600 * S), 0)
+    left.transition("left", "running", 0, attempts=1)
+    left.close()
+    disk = Disk()
+    disk.full = True
+    node, io = harness_node(tmp_path / "harness", disk, monkeypatch)  # its resume is refused: no restart loop
+    assert ask(node, io, "new", "What is 3 plus 3?").kind == "failure"
+    disk.full = False
+    until(lambda: (node.tick(), io.results("left"))[1], "the earlier life's work was not resumed")
+    assert "4" in io.results("left")[0].text
+    assert node.built.harness.store.get("left").attempts == 2
+    node.close()
+
+
 def test_a_store_the_disk_cannot_open_is_not_taken_for_a_damaged_one(tmp_path, monkeypatch):
     path = tmp_path / "work.sqlite"
     kept = WorkStore(path)
