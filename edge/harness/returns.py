@@ -30,6 +30,7 @@ class ReturnSide:
     duplicates: int
     wall: Any  # () -> seconds on the machine's clock
     cancel: Any  # (work id, reason) -> its new state, or None (edge.harness.core)
+    jobs: dict[str, Any]  # work id -> its running job (edge.harness.jobs)
     # --- return -------------------------------------------------------------------------------------
     def _candidate(self, item: WorkItem) -> Candidate:
         if item.state == S.FAILED:
@@ -221,6 +222,15 @@ class ReturnSide:
             return gone
 
     # --- restart ----------------------------------------------------------------------------------------
+    def requeue_stranded(self) -> int:
+        """Work left running with no job, because the folder refused its next state (a full disk), is queued
+        to run again; raises StoreUnwritable while the folder still refuses. Returns how many."""
+        with self.lock:
+            stranded = [i for i in self.store.in_states([S.RUNNING]) if i.id not in self.jobs]
+            for item in stranded:
+                self._move(item.id, S.QUEUED, "run again: the harness folder could not be written")
+            return len(stranded)
+
     def _anchor_laters(self, now: int) -> None:
         """Words due later keep their due time on the machine's clock: a new session's clock starts again at
         0, so the session time stored by an earlier session is set anew from it (a restart within the session
