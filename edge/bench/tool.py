@@ -26,6 +26,7 @@ import numpy as np
 import soundfile as sf
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.audio_format import RATE
 from edge.timeline.journal import Journal
 
@@ -56,7 +57,7 @@ def find_stages(journal: Journal, request_end_ns: int) -> Stages | None:
         if ev.detail.startswith("routed"):
             marks.append((ev.detail, rec.env.t_ns))
             route = str(ev.info.get("route") or "?")
-        elif ev.state in ("completed", "failed"):
+        elif ev.state in (W.COMPLETED, W.FAILED):
             marks.append((f"tool {ev.state}", rec.env.t_ns))
     results = [(rec.env.t_ns, r) for rec, r in journal.messages(m.BackendResult) if r.work_id == delegate.id]
     if not results:

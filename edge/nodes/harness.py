@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.graph.node import Node, NodeIO
 from edge.harness.assemble import Built, with_vision
 from edge.understand.build import understanding_harness
@@ -108,7 +109,7 @@ class HarnessNode(Node):
         elif isinstance(msg, m.Delivered):
             h.on_delivered(msg.work_id, msg.result_id)
         elif isinstance(msg, m.CancelWork):
-            targets = ([i.id for i in h.store.in_states(["queued", "running", "completed", "delivering"])]
+            targets = ([i.id for i in h.store.in_states(sorted(W.OWED))]
                        if msg.work_id == "*" else [msg.work_id])
             for wid in targets:
                 h.cancel(wid, msg.reason)
