@@ -25,7 +25,7 @@ from edge.bargein.options import VOICE_THRESHOLD, BargeInOptions
 from edge.bargein.worker import CueWorker
 from edge.detect import speaker
 
-log = logging.getLogger("edge.bargein")
+log = logging.getLogger(__name__)
 
 THRESHOLD = VOICE_THRESHOLD  # why this value: edge/bargein/options.py
 SHORT_THRESHOLD = 0.50

@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
     stages = find_stages(Journal(out / "s.journal"), request_end_ns)
     print(f"question {args.question!r} ends at {request_end_ns / NS:.2f} s; journal {out / 's.journal'}")
     if stages is None:
-        print("tool answer never heard: no delegate, or its result was not spoken (see the journal)")
+        print("tool answer never heard: no delegate, or its result was not spoken (see the journal)", file=sys.stderr)
         return 1
     before = request_end_ns
     for what, t in stages.marks:

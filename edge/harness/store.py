@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from edge.harness.states import CANCELLED, DELIVERED, FAILED, QUEUED, TERMINAL, check
 from edge.private_files import private_dir, private_file
 
-log = logging.getLogger("venus.harness.store")
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (

@@ -23,7 +23,7 @@ from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 IDLE_POLL_S = 0.5
 
 

@@ -24,7 +24,7 @@ from edge.wire import Envelope, WireError, decode
 if TYPE_CHECKING:
     from edge.graph.supervisor import Supervisor
 
-log = logging.getLogger("edge.observe")
+log = logging.getLogger(__name__)
 
 # Prefixes of the bus topics the observer needs; audio, frames and playback references stay unread.
 TOPICS = ("dlg.", "hrn.", "sys.node", "sys.interrupt", "sys.end", "media.activity")
