@@ -1,9 +1,9 @@
 """Which tests are slow: those that run real-time multi-process work or build a model, found from what they call.
 
 A test is slow when its own body, a helper of its module it calls, or a fixture it asks for (and so on down,
-`request.getfixturevalue("name")` included) starts a session or a process (`SPAWNS`) or builds a model
-(`BUILDS`), or when it is marked `slow` by hand. `pytest -m "not slow"` is the quick loop; the full run (CI)
-still runs every test.
+`request.getfixturevalue("name")` included) starts a session or a process (`SPAWNS`), builds a model or runs a
+large one (`BUILDS`), or when it is marked `slow` by hand. `pytest -m "not slow"` is the quick loop; the full
+run (CI) still runs every test.
 """
 from __future__ import annotations
 
@@ -21,10 +21,14 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 # What starts real-time work in other processes (or a whole graph of nodes): a session, the supervisor, a child.
 SPAWNS = ("run_session(", "make_supervisor(", "Supervisor(", "subprocess.", "Popen(", "multiprocessing",
-          "main([\"bench\"")  # a benchmark run from the command line is a whole session
-# What builds a model: a training run, or a bundle or its graphs exported (here or by the exporter's command
-# line). Each costs tens of seconds of CPU on a small machine, so the tests of what it built go to the full run.
-BUILDS = ("TrainSettings(", "BuildOptions(", "build_onnx_parts(", "run_export(", "make_bundle")
+          "main([\"bench\"",  # a benchmark run from the command line is a whole session
+          "inprocess=False")  # ... and so is a graph of nodes asked for in processes of their own
+# What builds a model (a training run, a bundle or its graphs exported, here or by the exporter's command line)
+# or runs a large one step by step. Each costs tens of seconds of CPU on a small machine, so the tests of what it
+# built go to the full run.
+BUILDS = ("TrainSettings(", "BuildOptions(", "build_onnx_parts(", "run_export(", "make_bundle",
+          # the embedded default frontend: its 0.5B chat model decodes at every step (seconds each on 2 cores)
+          "edge.frontend.default.build")
 _ASKED = re.compile(r"getfixturevalue\(\s*f?[\"']([\w{}]+)[\"']\s*\)")  # a name, or an f-string of parameters
 
 
