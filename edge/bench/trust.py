@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -73,7 +74,7 @@ def via_voice(requests: list[Request], out: Path, args) -> int:
     start = datetime.now().astimezone()
     report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
     if not report.ok:
-        print(f"venus-edge bench answers: the voice session did not complete: {report.reason}")
+        print(f"venus-edge bench answers: the voice session did not complete: {report.reason}", file=sys.stderr)
         return 1
     replies = replies_heard(out / "replies.wav", marks, "base", args.threads)
     _report(requests, replies, [], start, "voice", bool(args.home))
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--out", help="keep the input and the session's files here")
     args = p.parse_args(argv)
     if not 1 <= args.questions <= 500:
-        print("venus-edge bench answers: --questions must be between 1 and 500.")
+        print("venus-edge bench answers: --questions must be between 1 and 500.", file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-trust-"))

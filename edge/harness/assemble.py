@@ -39,7 +39,7 @@ from edge.harness.skills import load_skills
 from edge.harness.store import WorkStore
 from edge.wire import Message
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from edge.harness.settings import HarnessSettings
 from edge.harness.store import StoreUnwritable, WorkItem, WorkStore
 from edge.wire import Message
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 S_NS = 1_000_000_000
 
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from edge.harness.states import QUEUED, TERMINAL, check
+from edge.harness.states import CANCELLED, DELIVERED, FAILED, QUEUED, TERMINAL, check
 from edge.private_files import private_dir, private_file
 
-log = logging.getLogger("venus.harness.store")
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (
@@ -256,8 +256,8 @@ class WorkStore:
     def pending_notices(self) -> list[WorkItem]:
         """Failed items whose speakable notice has not been released yet."""
         with self.lock:
-            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE state = 'failed' AND "
-                                   "notice_state = 'pending' ORDER BY created_ns, rowid").fetchall()
+            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE state = ? AND "
+                                   "notice_state = 'pending' ORDER BY created_ns, rowid", (FAILED,)).fetchall()
         return [WorkItem(*r) for r in rows]
 
     def all(self) -> list[WorkItem]:
@@ -324,7 +324,8 @@ def prune_finished(path: str | Path, keep: int) -> int:
         db = sqlite3.connect(str(path), isolation_level=None, timeout=10)
     except sqlite3.DatabaseError:
         return 0
-    done = "state IN ('delivered', 'cancelled') OR (state = 'failed' AND notice_state NOT IN ('pending', 'released'))"
+    done = (f"state IN ('{DELIVERED}', '{CANCELLED}') OR "
+            f"(state = '{FAILED}' AND notice_state NOT IN ('pending', 'released'))")
     try:
         db.execute("BEGIN IMMEDIATE")
         ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {done} ORDER BY rowid DESC "

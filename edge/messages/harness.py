@@ -85,7 +85,7 @@ class WorkEvent(Message):
     work_id: str
     """The work item."""
     state: str
-    """Its new state (edge/harness/states.py: queued, running, completed, delivering, delivered, ...)."""
+    """Its new state (edge/messages/work_states.py: queued, running, completed, delivering, delivered, ...)."""
     detail: str = ""
     """A short explanation."""
     info: dict = field(default_factory=dict)

@@ -29,7 +29,7 @@ from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
 
-log = logging.getLogger("edge.frontend")
+log = logging.getLogger(__name__)
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.graph.node import Node, NodeIO
 from edge.harness.assemble import Built, with_vision
 from edge.harness.evidence import evidence_name
@@ -30,7 +31,7 @@ from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import HarnessSettings
 from edge.wire import Envelope
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 IDLE_POLL_S = 0.5
 RETRY_S = 2.0  # a folder that could not be written at the start: how often the harness is built again
 BUILD_BOUND_S = 300.0  # building it then may load models: how long the supervisor waits for that step
@@ -204,7 +205,7 @@ class HarnessNode(Node):
         elif isinstance(msg, m.Delivered):
             h.on_delivered(msg.work_id, msg.result_id)
         elif isinstance(msg, m.CancelWork):
-            targets = ([i.id for i in h.store.in_states(["queued", "running", "completed", "delivering"])]
+            targets = ([i.id for i in h.store.in_states(sorted(W.OWED))]
                        if msg.work_id == "*" else [msg.work_id])
             for wid in targets:
                 h.cancel(wid, msg.reason)

@@ -1,9 +1,10 @@
 """The default frontend's settings: endpointing, drafting, decoding caps and budgets, the recogniser."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
+from edge.options import from_settings
 
 
 @dataclass
@@ -41,20 +42,10 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Settings":
-        """The options from the session's flat settings, built once: a session setting named like one of
-        `FROM_SESSION` sets it (None or absent: the default here); a value of the wrong kind is one sentence."""
-        s = cls()
-        kinds = {f.name: f.type for f in fields(cls)}
-        for name in FROM_SESSION:
-            value = config.get(name)
-            if value is None or value == "":
-                continue
-            kind = {"int": int, "str": str, "bool": bool}[kinds[name].split(" |")[0]]
-            try:
-                setattr(s, name, kind(value) if kind is not bool else _yes(value))
-            except (TypeError, ValueError):
-                raise ValueError(f"the default frontend's {name} is {value!r}; it must be "
-                                 f"{ {int: 'a whole number', str: 'text', bool: 'true or false'}[kind] }.") from None
+        """The options from the session's flat settings, built once (edge/options.py): a session setting named
+        like one of `FROM_SESSION` sets it (None or absent: the default here); a value of the wrong kind is one
+        sentence."""
+        s = from_settings(cls, config, "the default frontend's", FROM_SESSION)
         s.threads, s.asr_beam = max(1, s.threads), max(1, s.asr_beam)
         if config.get("realtime") is False:
             s.llm_budget = None  # a virtual clock waits for the frontend: decode the same pieces on any machine
@@ -65,8 +56,3 @@ class Settings:
 FROM_SESSION = ("threads", "endpoint_ms", "max_reply_tokens", "tokens_per_chunk", "asr", "asr_beam", "rules",
                 "number_reading", "context", "kv_type", "llm_gguf")
 
-
-def _yes(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ValueError(value)
