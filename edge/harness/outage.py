@@ -11,7 +11,7 @@ import logging
 from edge.harness.polish import polish
 from edge.harness.store import StoreUnwritable
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 
 WHY_FULL = "Sorry, I can't take on background work right now: there's no room left on the device to save it."
 WHY_REFUSED = "Sorry, I can't take on background work right now: I can't save it on this device."
