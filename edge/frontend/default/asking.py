@@ -1,11 +1,11 @@
 """Asking back: a turn whisper itself found unlikely is not answered, it is asked about in one short sentence.
 
-"What is six times eight?" in a voice the recognizer reads badly came out "Sixth time made is 1960." and the
-chat model answered that. Judged by the recognizer's own probabilities (edge/detect/confidence.py), such a turn
-gets "Sorry, I didn't catch that." when the whole transcript is unlikely, or "Did you say three plus four?" when
-the unlikely words still make a sum the calculator reads (the sum is what would be answered), or "Did you say
-...?" with the words heard when one content word is unlikely (the word test, off unless `ask_back_word` is set).
-After a "Did you say ...?", a plain "yes" answers the words asked about.
+Judged by the recognizer's own probabilities (edge/detect/confidence.py), a turn gets "Sorry, I didn't catch
+that." when the whole transcript is unlikely, or "Did you say ...?" with the words heard when one content word is
+unlikely (the word test, off unless `ask_back_word` is set); after a "Did you say ...?", a plain "yes" answers the
+words asked about. Unlikely words that still make a sum the calculator works out are answered: its reply says the
+sum back ("6 times 8 is 48"), so a misheard number is heard as such, and the number reading has already judged a
+sum it took (edge/detect/number_reading.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from edge.detect.confidence import doubt
 from edge.frontend.base import ChunkOutput
 from edge.frontend.default import grammar as protocol
 from edge.language.ask_back import NOT_CAUGHT, did_you_say
-from edge.language.spoken_math import arithmetic
+from edge.language.spoken_math import work_out
 
 _YES = re.compile(r"^(yes|yeah|yep|yup|correct|exactly|right|that'?s right)\b[ ,]*(i did|please|that'?s right)?"
                   r"[.!]*$", re.I)
@@ -38,15 +38,14 @@ class AskingBack:
         found = doubt(heard, self.s.ask_back_logprob, words, self.s.ask_back_word)
         if found is None:
             return None
-        out.info["asked_back"] = found.journal() | {"heard": text}
         said = protocol.strip_protocol(text)
-        worked = arithmetic(said)
-        if found.why == "unlikely" and worked is None:
+        if found.why == "unlikely" and work_out(said) is not None:
+            out.info["unsure_sum"] = found.journal()  # answered: the calculator says the sum it worked out
+            return None
+        out.info["asked_back"] = found.journal() | {"heard": text}
+        if found.why == "unlikely":
             return NOT_CAUGHT
         self.asked_about = text
-        if worked is not None:  # asked as the calculator read it ("What in 3 plus 4?": "Did you say three plus four?")
-            asked = worked.text.rsplit(" is ", 1)[0]
-            return did_you_say(asked[:1].lower() + asked[1:])
         return did_you_say(said)
 
     def _confirmed(self, text: str) -> str | None:
