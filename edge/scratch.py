@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-log = logging.getLogger("edge.scratch")
+log = logging.getLogger(__name__)
 LOCK = ".owner"
 SETTLE_S = 5.0  # a folder younger than this may still be taking its lock: left alone
 

@@ -8,7 +8,6 @@ settings before any process starts. A bad value is one sentence
 from __future__ import annotations
 
 import os
-import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Callable, Iterable, Mapping
@@ -17,10 +16,7 @@ from edge.capture.audio import mic_is_file
 from edge.capture.room import RoomSettings
 from edge.detect.wake import WAKE_WORDS, WakeWordError, wake_name
 from edge.formats import KV_TYPES, listed
-
-
-class SettingsError(ValueError):
-    """A setting the session cannot run with; the message says which, what it is, and what it must be."""
+from edge.options import SettingsError, typed  # noqa: F401  (SettingsError is raised and caught by that name)
 
 
 def default_threads() -> int:
@@ -107,30 +103,6 @@ class SessionConfig:
             rule = f.metadata.get("must")
             if rule is not None and not rule[0](value):
                 raise SettingsError(f"{f.name} is {value!r}; it must be {rule[1]}.")
-
-
-_KINDS = {int: "a whole number", float: "a number", bool: "true or false", str: "text", dict: "a mapping",
-          list: "a list"}
-
-
-def typed(name: str, value: Any, hint: Any) -> Any:
-    """`value` if it fits the annotation `hint` (an int is taken for a float); else one sentence."""
-    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
-        else (hint,)
-    allowed = tuple(typing.get_origin(a) or a for a in allowed)
-    if value is None and type(None) in allowed:
-        return value
-    for kind in allowed:
-        if kind is type(None):
-            continue
-        if isinstance(value, bool) and kind in (int, float):
-            continue
-        if kind is float and isinstance(value, int):
-            return float(value)
-        if isinstance(value, kind):
-            return value
-    wanted = " or ".join(_KINDS.get(k, getattr(k, "__name__", str(k))) for k in allowed if k is not type(None))
-    raise SettingsError(f"{name} is {value!r}; it must be {wanted}.")
 
 
 # --- full duplex: read the same way by capture and speech ------------------------------------------------------

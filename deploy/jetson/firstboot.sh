@@ -24,6 +24,15 @@ fi
 # The llama-cpp-python build lands in a known place, for venusctl.sh export-llama.
 export VENUS_EDGE_CACHE="$PREFIX/cache"
 # The staged wheels (stage.sh --wheels) make this offline: setup.sh then never asks the network.
+# Without them the install needs the network, so only then is it waited for (the unit does not wait).
+if ! compgen -G "$PREFIX/wheels/*.whl" >/dev/null && ! compgen -G "$PREFIX/wheels/*.tar.gz" >/dev/null; then
+  if command -v nm-online >/dev/null; then
+    nm-online -s -q --timeout=120 || echo "venus-firstboot: no network after 120 s; installing anyway." >&2
+  elif [ -x /lib/systemd/systemd-networkd-wait-online ]; then
+    /lib/systemd/systemd-networkd-wait-online --timeout=120 \
+      || echo "venus-firstboot: no network after 120 s; installing anyway." >&2
+  fi
+fi
 "$HERE/setup.sh" --prefix "$PREFIX" --source "$PREFIX/src" --wheels "$PREFIX/wheels" --progress "$PROGRESS"
 
 if [ ! -f "$CONF/profile.env" ]; then

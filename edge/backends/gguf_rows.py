@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 
 
 def token_rows(gguf_path: Path, ids: list[int]) -> np.ndarray | None:

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 PREFERENCE = ("TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
 Runner = Callable[[dict[str, np.ndarray]], list[np.ndarray]]
 

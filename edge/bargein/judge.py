@@ -43,7 +43,7 @@ class BargeInJudge:
         """`transcriber` reads the overlapping speech for a frontend that does not hear it itself (None: the
         policy decides from level and length)."""
         options = BargeInOptions.from_config(config)
-        self.voice = VoiceCue.load(config)
+        self.voice = VoiceCue.load(options)
         self.frontend_hears = frontend.hear_overlaps(self.decide_overlap)
         # The first reading is the frontend's own recognizer, or the judge's (overlap_asr.py, `asr`).
         first = getattr(getattr(frontend, "asr", None), "name", None) if self.frontend_hears else \

@@ -29,7 +29,7 @@ from edge.bargein.options import BargeInOptions
 from edge.bargein.worker import CueWorker
 from edge.detect.asr import Transcriber, model_dir
 
-log = logging.getLogger("edge.bargein")
+log = logging.getLogger(__name__)
 
 
 def unavailable(model: str) -> str | None:

@@ -21,18 +21,13 @@ from concurrent.futures import Future
 import numpy as np
 
 from edge.audio_format import RATE
+from edge.bargein.options import VOICE_THRESHOLD, BargeInOptions
 from edge.bargein.worker import CueWorker
 from edge.detect import speaker
 
-log = logging.getLogger("edge.bargein")
+log = logging.getLogger(__name__)
 
-# Measured with `venus-edge bench speaker` (10 voices, clean and through the simulated room's cancelled echo,
-# README "Full-duplex behaviour"): from 0.8 s of speech on, the highest threshold under which no clip in the
-# user's own voice fell. Mistaking the user for someone else would ignore an interruption, while another voice
-# taken for the user's is left to the words and the level, as without the cue; so it errs that way. Shorter
-# speech scatters more (the same voice fell to 0.54 at 0.3 s, and a fast voice's "No." over the reply scored
-# 0.567 at 0.54 s in `bench duplex`), so under 0.8 s only a clearly different voice counts.
-THRESHOLD = 0.57
+THRESHOLD = VOICE_THRESHOLD  # why this value: edge/bargein/options.py
 SHORT_THRESHOLD = 0.50
 SHORT_MS = 800.0
 MIN_VOICE_MS = 500.0  # shorter speech is not weighed at all
@@ -49,15 +44,15 @@ class VoiceCue(CueWorker):
         self._turns: collections.deque[Future[np.ndarray | None]] = collections.deque(maxlen=turns)
 
     @classmethod
-    def load(cls, config: dict) -> "VoiceCue | None":
+    def load(cls, options: BargeInOptions) -> "VoiceCue | None":
         """The cue, or None (logged once) when it is turned off or its encoder cannot run here."""
-        if config.get("speaker_cue", True) in (False, "off", "false", 0):
+        if not options.speaker_cue:
             return None
         why = speaker.unavailable()
         if why is not None:
             log.warning("barge-in: speech over the reply is judged without telling voices apart: %s", why)
             return None
-        return cls(float(config.get("voice_threshold", THRESHOLD)))
+        return cls(options.voice_threshold)
 
     def _embed(self, audio: np.ndarray) -> np.ndarray | None:
         if self._encoder is None:

@@ -9,7 +9,7 @@ import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-log = logging.getLogger("edge.bargein")
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 

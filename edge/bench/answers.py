@@ -26,6 +26,7 @@ import argparse
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -147,10 +148,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
     if not 1 <= args.questions <= 500:
-        print("venus-edge bench answers: --questions must be between 1 and 500.")
+        print("venus-edge bench answers: --questions must be between 1 and 500.", file=sys.stderr)
         return 2
     if args.llm_gguf is not None and not args.llm_gguf.is_file():
-        print(f"venus-edge bench answers: {args.llm_gguf} does not exist; give the path of a GGUF model file.")
+        print(f"venus-edge bench answers: {args.llm_gguf} does not exist; give the path of a GGUF model file.",
+              file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
@@ -169,7 +171,7 @@ def main(argv: list[str]) -> int:
             else generate(args.questions, seed)
         marks = make_input(out / "questions.wav", questions)
     except (ModelMissing, FileNotFoundError, subprocess.SubprocessError) as exc:
-        print(f"venus-edge bench answers: {exc}")
+        print(f"venus-edge bench answers: {exc}", file=sys.stderr)
         return 2
     settings = {"on": [True], "off": [False], "both": [False, True]}[args.number_reading]
     for reading in settings:
@@ -209,7 +211,7 @@ def _run(args, out: Path, mic: Path, questions: list[Question], marks: list[tupl
     report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
     end = datetime.now().astimezone()
     if not report.ok:
-        print(f"venus-edge bench answers: the session did not complete: {report.reason}")
+        print(f"venus-edge bench answers: the session did not complete: {report.reason}", file=sys.stderr)
         return 1
     t0 = time.perf_counter()
     heard = replies_heard(out / "replies.wav", marks, args.judge_asr, args.threads)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
@@ -76,16 +77,19 @@ def main(argv: list[str]) -> int:
                    help="score the run kept in --out again (same --requests, --seed and --slot-s), without running it")
     args = p.parse_args(argv)
     if not 1 <= args.requests <= 200:
-        print("venus-edge bench chat: --requests must be between 1 and 200.")
+        print("venus-edge bench chat: --requests must be between 1 and 200.", file=sys.stderr)
         return 2
     if args.slot_s < 10:
-        print("venus-edge bench chat: --slot-s must be at least 10 (a request and the start of its answer).")
+        print("venus-edge bench chat: --slot-s must be at least 10 (a request and the start of its answer).",
+              file=sys.stderr)
         return 2
     if args.rescore and not (args.out and (Path(args.out) / "session.journal").is_file()):
-        print("venus-edge bench chat: --rescore needs --out naming the folder of a kept run (its session.journal).")
+        print("venus-edge bench chat: --rescore needs --out naming the folder of a kept run (its session.journal).",
+              file=sys.stderr)
         return 2
     if args.llm_gguf is not None and not args.llm_gguf.is_file():
-        print(f"venus-edge bench chat: {args.llm_gguf} does not exist; give the path of a GGUF model file.")
+        print(f"venus-edge bench chat: {args.llm_gguf} does not exist; give the path of a GGUF model file.",
+              file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
@@ -100,7 +104,7 @@ def main(argv: list[str]) -> int:
     try:
         starts = make_input(out / "requests.wav", requests, args.slot_s)
     except ModelMissing as exc:
-        print(f"venus-edge bench chat: {exc}")
+        print(f"venus-edge bench chat: {exc}", file=sys.stderr)
         return 2
     extra: dict = {"asr": args.asr} if args.asr else {}
     if args.llm_gguf is not None:
@@ -113,7 +117,7 @@ def main(argv: list[str]) -> int:
           f"{args.llm_gguf.name if args.llm_gguf else 'the packaged one'}; files in {out}", flush=True)
     ran = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
     if not ran.ok:
-        print(f"venus-edge bench chat: the session did not complete: {ran.reason}")
+        print(f"venus-edge bench chat: the session did not complete: {ran.reason}", file=sys.stderr)
         return 1
     return report(requests, out, starts, cfg.chunk_ms / 1000)
 

@@ -12,6 +12,7 @@ server attached (scraped once a second), to give what observing costs.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import threading
 import urllib.request
@@ -134,16 +135,18 @@ def main(argv: list[str]) -> int:
         except AddressError as exc:
             text = str(exc) if "HOST:PORT" in str(exc) else f"--http {args.http} is not a loopback address; " \
                 "the bench serves only on one, e.g. 127.0.0.1:8765"
-            print(f"venus-edge bench graph: {text}")
+            print(f"venus-edge bench graph: {text}", file=sys.stderr)
             return 2
     try:
         chunks = [int(c) for c in args.chunks.split(",")]
     except ValueError:
-        print(f"venus-edge bench graph: --chunks needs chunk lengths in ms separated by commas, not {args.chunks!r}")
+        print(f"venus-edge bench graph: --chunks needs chunk lengths in ms separated by commas, not {args.chunks!r}",
+              file=sys.stderr)
         return 2
     buses = [b.strip() for b in args.bus.split(",")]
     if not buses or any(b not in BUSES for b in buses):
-        print(f"venus-edge bench graph: --bus takes direct, proxy or both separated by a comma, not {args.bus!r}")
+        print(f"venus-edge bench graph: --bus takes direct, proxy or both separated by a comma, not {args.bus!r}",
+              file=sys.stderr)
         return 2
     work = Path(tempfile.mkdtemp(prefix="venus-edge-bench-graph-"))
     pooled: dict[tuple[str, bool, bool], list[float]] = {}

@@ -23,6 +23,7 @@ import numpy as np
 import soundfile as sf
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.bench.harness_soak import run_soak
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
@@ -110,9 +111,9 @@ def running_window(journal: Journal, count: int) -> tuple[int, int, int]:
     """When all `count` tasks were running at once: from the last start to the first completion."""
     starts, ends = {}, {}
     for rec, msg in journal.messages(m.WorkEvent):
-        if msg.state == "running" and msg.detail.startswith("attempt"):
+        if msg.state == W.RUNNING and msg.detail.startswith("attempt"):
             starts.setdefault(msg.work_id, rec.env.t_ns)
-        elif msg.state in ("completed", "failed"):
+        elif msg.state in (W.COMPLETED, W.FAILED):
             ends.setdefault(msg.work_id, rec.env.t_ns)
     if len(starts) < count or len(ends) < count:
         raise RuntimeError(f"only {len(starts)} of {count} tasks started and {len(ends)} ended")
@@ -121,7 +122,7 @@ def running_window(journal: Journal, count: int) -> tuple[int, int, int]:
 
 def first_audio_latencies(journal: Journal) -> list[float]:
     """Per result: ms from its completion to the first played sample of its reply."""
-    completed = {msg.work_id: rec.env.t_ns for rec, msg in journal.messages(m.WorkEvent) if msg.state == "completed"}
+    completed = {msg.work_id: rec.env.t_ns for rec, msg in journal.messages(m.WorkEvent) if msg.state == W.COMPLETED}
     first: dict[str, int] = {}
     for _, ack in journal.messages(m.PlaybackAck):
         if ack.backend_id and ":r" in ack.backend_id:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 
 import numpy as np
 
@@ -85,10 +86,10 @@ def main(argv: list[str]) -> int:
 
     why = unavailable()
     if why is not None:
-        print(f"venus-edge bench speaker: {why}.")
+        print(f"venus-edge bench speaker: {why}.", file=sys.stderr)
         return 2
     if not 2 <= args.voices <= len(VOICES):
-        print(f"venus-edge bench speaker: --voices must be 2 to {len(VOICES)}.")
+        print(f"venus-edge bench speaker: --voices must be 2 to {len(VOICES)}.", file=sys.stderr)
         return 2
     enc, synth = VoiceEncoder(), Synth()
     voices = VOICES[:args.voices]

@@ -26,6 +26,7 @@ import numpy as np
 import soundfile as sf
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.audio_format import RATE
 from edge.timeline.journal import Journal
 
@@ -56,7 +57,7 @@ def find_stages(journal: Journal, request_end_ns: int) -> Stages | None:
         if ev.detail.startswith("routed"):
             marks.append((ev.detail, rec.env.t_ns))
             route = str(ev.info.get("route") or "?")
-        elif ev.state in ("completed", "failed"):
+        elif ev.state in (W.COMPLETED, W.FAILED):
             marks.append((f"tool {ev.state}", rec.env.t_ns))
     results = [(rec.env.t_ns, r) for rec, r in journal.messages(m.BackendResult) if r.work_id == delegate.id]
     if not results:
@@ -113,7 +114,7 @@ def main(argv: list[str]) -> int:
     stages = find_stages(Journal(out / "s.journal"), request_end_ns)
     print(f"question {args.question!r} ends at {request_end_ns / NS:.2f} s; journal {out / 's.journal'}")
     if stages is None:
-        print("tool answer never heard: no delegate, or its result was not spoken (see the journal)")
+        print("tool answer never heard: no delegate, or its result was not spoken (see the journal)", file=sys.stderr)
         return 1
     before = request_end_ns
     for what, t in stages.marks:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -28,13 +29,14 @@ def _moments(start: datetime, end: datetime) -> list[datetime]:
             for k in range(int((end - start).total_seconds() // 60) + 3)]
 
 
-def _judge(requests: list[Request], replies: list[str], heard: list[str], start: datetime, first: int = 1
-           ) -> list[str]:
-    """Each reply's verdict, printed with the request; `first`: the number the first request is printed with."""
+def _judge(requests: list[Request], replies: list[str], heard: list[str], start: datetime, home: bool,
+           first: int = 1) -> list[str]:
+    """Each reply's verdict, printed with the request; `home`: a Home Assistant was connected; `first`: the
+    number the first request is printed with."""
     moments = _moments(start, datetime.now().astimezone())
     verdicts = []
     for i, (r, reply) in enumerate(zip(requests, replies)):
-        v = verdict(r, reply, moments)
+        v = verdict(r, reply, moments, home)
         verdicts.append(v)
         h = f" (heard {heard[i]!r})" if heard else ""
         kind = f"{r.kind} {r.scene}" if r.scene else r.kind
@@ -63,7 +65,7 @@ def via_wyoming(requests: list[Request], out: Path, args) -> list[str]:
             replies.append(conv.answer(text)[1] if text.strip() else "")
     finally:
         conv.close()
-    return _judge(requests, replies, heard, start)
+    return _judge(requests, replies, heard, start, bool(args.home))
 
 
 def via_voice(requests: list[Request], out: Path, args, camera: Path | None = None, first: int = 1
@@ -82,10 +84,10 @@ def via_voice(requests: list[Request], out: Path, args, camera: Path | None = No
     start = datetime.now().astimezone()
     report = run_session(cfg, settings=SupervisorSettings(hang_s=60.0))
     if not report.ok:
-        print(f"venus-edge bench answers: the voice session did not complete: {report.reason}")
+        print(f"venus-edge bench answers: the voice session did not complete: {report.reason}", file=sys.stderr)
         return None
     replies = replies_heard(out / "replies.wav", marks, "base", args.threads)
-    return _judge(requests, replies, [], start, first)
+    return _judge(requests, replies, [], start, bool(args.home), first)
 
 
 def camera_set(n: int, seed: int, out: Path) -> tuple[list[Request], Path]:
@@ -119,13 +121,14 @@ def main(argv: list[str]) -> int:
     p.add_argument("--out", help="keep the input and the session's files here")
     args = p.parse_args(argv)
     if not 0 <= args.questions <= 500:
-        print("venus-edge bench answers: --questions must be between 0 and 500.")
+        print("venus-edge bench answers: --questions must be between 0 and 500.", file=sys.stderr)
         return 2
     if not 0 <= args.camera <= 200:
-        print("venus-edge bench answers: --camera must be between 0 and 200.")
+        print("venus-edge bench answers: --camera must be between 0 and 200.", file=sys.stderr)
         return 2
     if not args.questions and (not args.camera or args.via == "wyoming"):
-        print("venus-edge bench answers: nothing to ask: give --questions, or --camera through the voice session.")
+        print("venus-edge bench answers: nothing to ask: give --questions, or --camera through the voice session.",
+              file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-trust-"))

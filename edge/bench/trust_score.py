@@ -13,6 +13,7 @@ _ASKED = re.compile(r"\b(didn'?t catch|did you say|say it again|please name)\b",
 _DECLINED = re.compile(r"\b(can'?t|cannot|could not|couldn'?t|no live source|not connected|no home devices|"
                        r"don'?t know)\b", re.I)
 _WORKED = re.compile(r"\d+\s*(times|plus|minus|divided by)\s*\d+ is\b", re.I)
+_RESULT = re.compile(r"\b(?:is|equals|makes|gives)\s+(-?[\d][\d,.]*|[a-z -]+?)(?:[.!?]|$)", re.I)
 _NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20}
 
@@ -61,7 +62,10 @@ def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
     if kind == "scene":
         return all(_scene_holds(check, low) for check in r.expect[1:])
     if kind == "number":
-        got = _numbers(reply)
+        # The result a sum says ("... is 88."); else its last number. The judge's recognizer may repeat the
+        # start of a reply after it ("8 times 11 is 88. 8 times"), which the last number would misread.
+        said = _RESULT.search(reply)
+        got = _numbers(said.group(1)) if said else _numbers(reply)
         return bool(got) and abs(got[-1] - r.expect[1]) <= max(0.01 * abs(r.expect[1]), 0.011)
     if kind == "clock":
         what = r.expect[1]
@@ -87,9 +91,17 @@ def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
     return False
 
 
-def verdict(r: Request, reply: str, moments: list[datetime]) -> str:
-    """right / declined / asked back / wrong. A live fact is never right: only declining it is honest."""
-    if r.expect[0] != "decline" and _right(r, reply, moments):
+# A timer set by an earlier request ringing inside this reply's time: its words, not the reply's.
+_RING = re.compile(r"\s*\byour [\w -]*?timer is (done|up)\b[.!]?", re.I)
+
+
+def verdict(r: Request, reply: str, moments: list[datetime], home: bool = False) -> str:
+    """right / declined / asked back / wrong. A live fact is never right: only declining it is honest; nor is
+    home control with no home connected (`home`): there a device said to be switched is a made-up answer."""
+    reply = _RING.sub("", reply)
+    if r.expect[0] == "home" and not home:
+        pass  # never right: declined, asked back or wrong
+    elif r.expect[0] != "decline" and _right(r, reply, moments):
         return "right"
     if _ASKED.search(reply):
         return "asked back"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -270,11 +271,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--no-cascade", action="store_true", help="skip the plain cascade run as the peer")
     args = p.parse_args(argv)
     if not 10 <= args.questions <= len(QUESTIONS):
-        print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.")
+        print(f"venus-edge bench voice: --questions must be between 10 and {len(QUESTIONS)}.", file=sys.stderr)
         return 2
     if args.bundle is not None and not (args.bundle / "manifest.json").is_file():
         print(f"venus-edge bench voice: {args.bundle} is not a bundle (no manifest.json); give the folder "
-              "venus-export build wrote.")
+              "venus-export build wrote.", file=sys.stderr)
         return 2
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from edge.backends.locate import ModelMissing
@@ -285,7 +286,7 @@ def main(argv: list[str]) -> int:
     try:
         turns = make_input(out / "questions.wav", QUESTIONS[:args.questions], args.chunk_ms, args.seed)
     except ModelMissing as exc:
-        print(f"venus-edge bench voice: {exc}")
+        print(f"venus-edge bench voice: {exc}", file=sys.stderr)
         return 2
     bundle = args.bundle
     cfg = SessionConfig(mic=str(out / "questions.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
@@ -299,7 +300,7 @@ def main(argv: list[str]) -> int:
     load0 = os.getloadavg()[0]
     report = run_session(cfg)
     if not report.ok:
-        print(f"venus-edge bench voice: the session did not complete: {report.reason}")
+        print(f"venus-edge bench voice: the session did not complete: {report.reason}", file=sys.stderr)
         return 1
     stage = read_turns(out / "session.journal", turns, by_time=bundle is not None)
     load1 = os.getloadavg()[0]

@@ -19,7 +19,7 @@ from edge.bundle.manifest import ManifestError, load_manifest
 from edge.bundle.runtime import RuntimeConfig, RuntimeConfigError, read_runtime
 from edge.formats import GGUF_PICK_ORDER, ONNX_PRECISIONS
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 
 GGUF_ORDER = GGUF_PICK_ORDER  # most precise first: the pick when none is named
 ONNX_ORDER = ONNX_PRECISIONS

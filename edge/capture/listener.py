@@ -19,7 +19,7 @@ from edge.capture.room import RoomEcho, RoomSettings
 from edge.capture.window import SampleWindow
 from edge.detect.level import speech_level_db
 
-log = logging.getLogger("edge.capture")
+log = logging.getLogger(__name__)
 NS = 1_000_000_000
 AUDIBLE_DB = -50.0  # the reference counts as playing above this level
 

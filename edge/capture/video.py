@@ -14,7 +14,7 @@ import numpy as np
 
 from edge.devices import DeviceError
 
-log = logging.getLogger("edge.capture")
+log = logging.getLogger(__name__)
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".bmp")
 
 

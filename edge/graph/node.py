@@ -20,7 +20,7 @@ from edge.graph.reliable import Outbox
 from edge.graph.two_paths import first_seq
 from edge.wire import Envelope, Message, encode, topics_for, with_seq
 
-log = logging.getLogger("edge.node")
+log = logging.getLogger(__name__)
 
 DATA_HWM = 100_000
 

@@ -23,7 +23,7 @@ from edge.graph.two_paths import TwoPaths
 from edge.wire import Envelope, Rejects, WireError, acknowledger, decode, encode, receives, topic_of
 from edge.wire.envelope import peek
 
-log = logging.getLogger("edge.node")
+log = logging.getLogger(__name__)
 
 INTERRUPT_WAIT_S = 5.0  # virtual clock: how long data of a new epoch waits for its Interrupt on the control socket
 

@@ -39,7 +39,7 @@ from edge.harness.skills import load_skills
 from edge.harness.store import WorkStore
 from edge.wire import Message
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -151,16 +151,18 @@ def build_harness(cfg: dict[str, Any], state_dir: str | Path, clock: Clock, emit
                   threads: int = 1, guard: Callable[[Router, Registry], Router] | None = None) -> Built:
     """`guard` wraps the configured router (and may add to the registry): the understanding path, edge/understand/."""
     settings = HarnessSettings.from_dict(cfg)
-    registry, problems, hub = build_registry(cfg, settings, threads)
+    root = Path(state_dir)
+    store = WorkStore(root / "work.sqlite")  # first: a folder that cannot be written is known before models load
+    hub = None
     try:
+        registry, problems, hub = build_registry(cfg, settings, threads)
         router = build_router(cfg.get("router"), threads)
         router = guard(router, registry) if guard is not None else router
-    except Exception:
+    except BaseException:
         if hub is not None:
             hub.close()
+        store.close()
         raise
-    root = Path(state_dir)
-    store = WorkStore(root / "work.sqlite")
     harness = Harness(store, registry, router, clock, emit, settings, root / "evidence")
     for p in problems:
         log.warning("harness: %s", p)

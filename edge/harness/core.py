@@ -6,6 +6,7 @@ WorkEvent; results leave as BackendResults only through the delivery gate.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -23,19 +24,15 @@ from edge.private_files import private_dir
 from edge.harness.gate import Candidate, DeliveryGate
 from edge.harness.returns import ReturnSide
 from edge.harness.jobs import Job, Sleepers
-from edge.harness.polish import polish
+from edge.harness.polish import failure_words, polish
 from edge.language.plain_text import plain
 from edge.harness.router import Choice, Recent, Router
 from edge.harness.settings import HarnessSettings
-from edge.harness.store import WorkItem, WorkStore
+from edge.harness.store import StoreUnwritable, WorkItem, WorkStore
 from edge.wire import Message
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 S_NS = 1_000_000_000
-
-
-def failure_words(reason: str) -> str:
-    return polish(f"Sorry, I couldn't finish that: {reason}.")
 
 
 class Harness(ReturnSide):
@@ -195,7 +192,7 @@ class Harness(ReturnSide):
                              job.on_cancel, scheduled=lambda: self.scheduled(cap.name),
                              unschedule=lambda wid: self.unschedule(cap.name, wid))
             self._finish(job, outcome=cap.run(choice.arguments, ctx))
-        except CapabilityError as exc:
+        except (CapabilityError, StoreUnwritable) as exc:
             self._finish(job, error=exc)
         except Exception as exc:  # a broken tool must not take the harness down
             log.exception("work item %s: capability raised", job.work_id)
@@ -222,13 +219,17 @@ class Harness(ReturnSide):
                                        "why": choice.why}))
         return choice
 
-    def _finish(self, job: Job, outcome: Outcome | None = None, error: CapabilityError | None = None) -> None:
-        with self.lock:
+    def _finish(self, job: Job, outcome: Outcome | None = None, error: Exception | None = None) -> None:
+        # A new state the folder refuses (a full disk) changes nothing: the item stays as it was, and one left
+        # running has no job now (stranded): requeue_stranded runs it again once the folder can be written.
+        with self.lock, contextlib.suppress(StoreUnwritable):
             item = self.store.get(job.work_id)
             if self.closed or self.jobs.get(job.work_id) is not job or item is None:
                 return  # timed out, cancelled or superseded: this late answer is not used
             del self.jobs[job.work_id]
             self.progress.pop(job.work_id, None)
+            if isinstance(error, StoreUnwritable):
+                return
             now = self.clock.now_ns()
             if item.state == S.CANCELLING:
                 self._move(item.id, S.CANCELLED, "cancelled while running")

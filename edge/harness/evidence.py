@@ -45,9 +45,13 @@ class Evidence:
         for i, (t, img) in enumerate(self.frames):
             arrays[f"frame_{i}_{t}"] = img
         tmp = path.with_name(path.name + ".tmp.npz")
-        with open_private(tmp, "wb") as f:
-            np.savez(f, **arrays)
-        tmp.replace(path)  # atomic: a crash leaves no half-written evidence
+        try:
+            with open_private(tmp, "wb") as f:
+                np.savez(f, **arrays)
+            tmp.replace(path)  # atomic: a crash leaves no half-written evidence
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind either
+            raise
 
     @classmethod
     def load(cls, path: Path) -> "Evidence":

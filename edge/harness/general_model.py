@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("edge.harness")
+log = logging.getLogger(__name__)
 
 GB = 1 << 30
 HEADROOM = 1 * GB  # free memory kept beyond a second copy of the bundle's LLM (its KV cache, the OS)

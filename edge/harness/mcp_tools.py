@@ -21,7 +21,7 @@ from edge.harness.mcp_http import bearer_token, http_streams, lost, why
 from edge.language.say import say, say_text
 from edge.tether import tethered
 
-log = logging.getLogger("edge.harness.mcp")
+log = logging.getLogger(__name__)
 
 
 def spoken_result(result: Any, tool: str, question: str) -> str:

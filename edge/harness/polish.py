@@ -80,6 +80,11 @@ _PICTOGRAPHS = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff\ufe0f\u200d]+")
 _OPENER = re.compile(r"^(?:certainly|sure|of course|absolutely|great question|good question)[!.,]\s+(?=\S)", re.I)
 
 
+def failure_words(reason: str) -> str:
+    """A failure told to the user."""
+    return polish(f"Sorry, I couldn't finish that: {reason}.")
+
+
 def polish(text: str, max_sentences: int = MAX_SENTENCES, max_chars: int = MAX_CHARS) -> str:
     """Speakable text: protocol tokens and markup removed, at most `max_sentences`, about `max_chars`."""
     text = strip_markup(say_text(strip_protocol_tokens(plain(text))))

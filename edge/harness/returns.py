@@ -30,6 +30,7 @@ class ReturnSide:
     duplicates: int
     wall: Any  # () -> seconds on the machine's clock
     cancel: Any  # (work id, reason) -> its new state, or None (edge.harness.core)
+    jobs: dict[str, Any]  # work id -> its running job (edge.harness.jobs)
     # --- return -------------------------------------------------------------------------------------
     def _candidate(self, item: WorkItem) -> Candidate:
         if item.state == S.FAILED:
@@ -42,6 +43,11 @@ class ReturnSide:
         item = self.store.get(work_id)
         stale = item is not None and item.capability in self.s.stale_after_turn and not item.later
         return item.opened_ns if stale else -1
+
+    def _opened_ns(self, work_id: str) -> int:
+        """When the request was made, for work a "stop" gives up (`stop_request`: not words due later); else -1."""
+        item = self.store.get(work_id)
+        return item.opened_ns if item is not None and not item.later else -1
 
     def boundary(self, idle: bool) -> Candidate | None:
         """A chunk boundary: release at most one ready result if the gate allows it now."""
@@ -65,7 +71,8 @@ class ReturnSide:
                 self.progress.pop(c.work_id, None)
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns,
+                                      self._asked_ns(c.work_id), self._opened_ns(c.work_id)))
             return c
 
     def release_awaited(self) -> Candidate | None:
@@ -91,7 +98,8 @@ class ReturnSide:
             c.expires_ns = item.expires_ns
             self.inflight[c.release_id] = {"work_id": c.work_id, "kind": c.kind, "released_ns": now,
                                            "started": False, "started_ns": 0}
-            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns, self._asked_ns(c.work_id)))
+            self.emit(m.BackendResult(c.release_id, c.work_id, c.text, c.kind, c.expires_ns,
+                                      self._asked_ns(c.work_id), self._opened_ns(c.work_id)))
             return c
 
     def on_speak(self, backend_id: str, epoch: int = 0) -> None:
@@ -214,6 +222,15 @@ class ReturnSide:
             return gone
 
     # --- restart ----------------------------------------------------------------------------------------
+    def requeue_stranded(self) -> int:
+        """Work left running with no job, because the folder refused its next state (a full disk), is queued
+        to run again; raises StoreUnwritable while the folder still refuses. Returns how many."""
+        with self.lock:
+            stranded = [i for i in self.store.in_states([S.RUNNING]) if i.id not in self.jobs]
+            for item in stranded:
+                self._move(item.id, S.QUEUED, "run again: the harness folder could not be written")
+            return len(stranded)
+
     def _anchor_laters(self, now: int) -> None:
         """Words due later keep their due time on the machine's clock: a new session's clock starts again at
         0, so the session time stored by an earlier session is set anew from it (a restart within the session
@@ -242,7 +259,7 @@ class ReturnSide:
                 self.inflight[rid] = {"work_id": item.id, "kind": "result", "released_ns": now, "started": True,
                                       "started_ns": now}
                 self.emit(m.BackendResult(rid, item.id, item.result, "result", item.expires_ns,
-                                          self._asked_ns(item.id)))
+                                          self._asked_ns(item.id), self._opened_ns(item.id)))
                 counts["rereleased"] += 1
             for item in self.store.in_states([S.FAILED]):
                 if item.notice_state == "released":
@@ -250,6 +267,6 @@ class ReturnSide:
                     self.inflight[rid] = {"work_id": item.id, "kind": "failure", "released_ns": now, "started": True,
                                           "started_ns": now}
                     self.emit(m.BackendResult(rid, item.id, item.notice, "failure", item.expires_ns,
-                                              self._asked_ns(item.id)))
+                                              self._asked_ns(item.id), self._opened_ns(item.id)))
             self.poll()
             return counts

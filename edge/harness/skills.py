@@ -26,7 +26,7 @@ from edge.harness.capability import CapabilityError, Outcome, RunContext, Transi
 from edge.harness.skill_host import EX_TEMPFAIL
 from edge.tether import kill_group, tethered
 
-log = logging.getLogger("edge.harness.skills")
+log = logging.getLogger(__name__)
 LOAD_TIMEOUT_S = 20.0  # a Python entry is imported once at load, in a child process, to report errors early
 
 MANIFEST_SCHEMA = {

@@ -1,10 +1,8 @@
-"""Work-item states and the transitions allowed between them."""
+"""The transitions allowed between work-item states (the states themselves: edge/messages/work_states.py)."""
 from __future__ import annotations
 
-QUEUED, RUNNING, CANCELLING, COMPLETED = "queued", "running", "cancelling", "completed"
-DELIVERING, DELIVERED, CANCELLED, FAILED = "delivering", "delivered", "cancelled", "failed"
-
-TERMINAL = frozenset({DELIVERED, CANCELLED, FAILED})
+from edge.messages.work_states import (CANCELLED, CANCELLING, COMPLETED, DELIVERED, DELIVERING, FAILED,  # noqa: F401
+                                       OWED, QUEUED, RUNNING, STATES, TERMINAL, WORKING)
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     QUEUED: frozenset({RUNNING, CANCELLED, FAILED}),

@@ -2,9 +2,14 @@
 
 Every transition is one transaction that updates the item and appends to
 `events`; a crash leaves either the old state or the new one, never half.
+A write the folder refuses (a full disk, a read-only folder) changes nothing
+and raises `StoreUnwritable`, with one sentence saying why: the harness goes
+on without delegation and the store is used again once a write succeeds.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import sqlite3
@@ -12,12 +17,12 @@ import threading
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from edge.harness.states import QUEUED, TERMINAL, check
+from edge.harness.states import CANCELLED, DELIVERED, FAILED, QUEUED, TERMINAL, check
 from edge.private_files import private_dir, private_file
 
-log = logging.getLogger("venus.harness.store")
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS items (
@@ -106,6 +111,35 @@ class StoreError(RuntimeError):
     pass
 
 
+class StoreUnwritable(StoreError):
+    """The harness folder cannot be written (a full disk, a read-only folder); the message is one sentence."""
+
+    def __init__(self, sentence: str, full: bool) -> None:
+        super().__init__(sentence)
+        self.full = full  # no space left (rather than a folder that refuses writes)
+
+
+# SQLite's primary result codes for a write the disk or the folder refused (not a damaged file)
+_SQLITE_UNWRITABLE = {3: "permission denied", 8: "the folder is read-only", 10: "a disk input/output error",
+                      13: "the disk is full", 14: "the file cannot be opened"}
+
+
+def cannot_write(exc: BaseException) -> str | None:
+    """Why a write to the harness folder failed, in a few words, if `exc` says it could not be written."""
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "the disk is full"
+        return exc.strerror.lower() if exc.strerror else str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.DatabaseError):
+        return _SQLITE_UNWRITABLE.get((getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF)
+    return None
+
+
+def unwritable(folder: Path, exc: BaseException) -> StoreUnwritable:
+    why = cannot_write(exc) or str(exc)
+    return StoreUnwritable(f"the harness folder {folder} cannot be written ({why})", why == "the disk is full")
+
+
 class WorkStore:
     """The store at `path` (0600 in a 0700 folder). One found damaged at start is kept beside it under a
     timestamped name and a fresh one is used (`moved_aside` says where it went): the device keeps working."""
@@ -113,7 +147,12 @@ class WorkStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.moved_aside: Path | None = None
-        private_dir(self.path.parent)
+        self.refusals = 0  # writes the folder refused so far (the harness node watches this) ...
+        self.last_refusal: StoreUnwritable | None = None  # ... and the newest one
+        try:
+            private_dir(self.path.parent)
+        except OSError as exc:
+            raise unwritable(self.path.parent, exc) from None
         try:
             self.db = self._open()
         except sqlite3.DatabaseError as exc:
@@ -142,9 +181,8 @@ class WorkStore:
         except (sqlite3.DatabaseError, OSError) as exc:
             if db is not None:
                 db.close()
-            if isinstance(exc, OSError):
-                raise StoreError(f"cannot open the work-item store {self.path} ({exc.strerror}); pick a "
-                                 "writable harness directory") from None
+            if isinstance(exc, OSError) or cannot_write(exc):  # a full disk is no damage: nothing is moved aside
+                raise unwritable(self.path.parent, exc) from None
             raise
 
     def _move_aside(self, exc: Exception) -> Path:
@@ -166,22 +204,41 @@ class WorkStore:
                     self.path, exc, aside.name)
         return aside
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction: all of it, or (rolled back) none of it and StoreUnwritable when the folder
+        refused it."""
+        with self.lock:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    if self.db.in_transaction:  # SQLite may have rolled a full disk's transaction back itself
+                        self.db.execute("ROLLBACK")
+                    raise
+            except sqlite3.DatabaseError as exc:
+                if cannot_write(exc) is None:
+                    raise
+                raise self.refused(exc) from None
+
+    def refused(self, exc: BaseException) -> StoreUnwritable:
+        """A write to the harness folder failed (the store's, or the evidence beside it): counted, and said."""
+        self.refusals += 1
+        self.last_refusal = unwritable(self.path.parent, exc)
+        return self.last_refusal
+
     def add(self, item: WorkItem, t_ns: int) -> bool:
         """Insert a new item (state queued); False when this id was already accepted."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self.db.execute(
-                    f"INSERT OR IGNORE INTO items ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
-                    [getattr(item, c) for c in _COLS])
-                if cur.rowcount:
-                    self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
-                                    (item.id, QUEUED, "accepted", t_ns))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            return bool(cur.rowcount)
+        with self._writing():
+            cur = self.db.execute(
+                f"INSERT OR IGNORE INTO items ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
+                [getattr(item, c) for c in _COLS])
+            if cur.rowcount:
+                self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
+                                (item.id, QUEUED, "accepted", t_ns))
+        return bool(cur.rowcount)
 
     def get(self, work_id: str) -> WorkItem | None:
         with self.lock:
@@ -199,8 +256,8 @@ class WorkStore:
     def pending_notices(self) -> list[WorkItem]:
         """Failed items whose speakable notice has not been released yet."""
         with self.lock:
-            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE state = 'failed' AND "
-                                   "notice_state = 'pending' ORDER BY created_ns, rowid").fetchall()
+            rows = self.db.execute(f"SELECT {', '.join(_COLS)} FROM items WHERE state = ? AND "
+                                   "notice_state = 'pending' ORDER BY created_ns, rowid", (FAILED,)).fetchall()
         return [WorkItem(*r) for r in rows]
 
     def all(self) -> list[WorkItem]:
@@ -211,28 +268,22 @@ class WorkStore:
     def transition(self, work_id: str, new: str, t_ns: int, detail: str = "", *, expect: str | None = None,
                    **updates: Any) -> Transition:
         """Move an item to `new` (checked against the allowed transitions) and update columns, atomically."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self.db.execute("SELECT state FROM items WHERE id = ?", (work_id,)).fetchone()
-                if row is None:
-                    raise StoreError(f"no work item {work_id}")
-                old = row[0]
-                if expect is not None and old != expect:
-                    raise StoreError(f"work item {work_id} is {old}, not {expect}")
-                check(old, new)
-                bad = set(updates) - set(_COLS)
-                if bad:
-                    raise StoreError(f"unknown work-item field(s) {', '.join(sorted(bad))}")
-                cols = {**updates, "state": new, "updated_ns": t_ns}
-                self.db.execute(f"UPDATE items SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
-                                [*cols.values(), work_id])
-                self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
-                                (work_id, new, detail, t_ns))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        with self._writing():
+            row = self.db.execute("SELECT state FROM items WHERE id = ?", (work_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"no work item {work_id}")
+            old = row[0]
+            if expect is not None and old != expect:
+                raise StoreError(f"work item {work_id} is {old}, not {expect}")
+            check(old, new)
+            bad = set(updates) - set(_COLS)
+            if bad:
+                raise StoreError(f"unknown work-item field(s) {', '.join(sorted(bad))}")
+            cols = {**updates, "state": new, "updated_ns": t_ns}
+            self.db.execute(f"UPDATE items SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?",
+                            [*cols.values(), work_id])
+            self.db.execute("INSERT INTO events (work_id, state, detail, t_ns) VALUES (?, ?, ?, ?)",
+                            (work_id, new, detail, t_ns))
         item = self.get(work_id)
         return Transition(work_id, old, new, detail, t_ns, item)  # type: ignore[arg-type]
 
@@ -241,7 +292,7 @@ class WorkStore:
         bad = set(updates) - set(_COLS)
         if bad or "state" in updates:
             raise StoreError(f"cannot update field(s) {', '.join(sorted(bad or {'state'}))} directly")
-        with self.lock:
+        with self._writing():
             self.db.execute(f"UPDATE items SET {', '.join(f'{k} = ?' for k in updates)} WHERE id = ?",
                             [*updates.values(), work_id])
 
@@ -273,7 +324,8 @@ def prune_finished(path: str | Path, keep: int) -> int:
         db = sqlite3.connect(str(path), isolation_level=None, timeout=10)
     except sqlite3.DatabaseError:
         return 0
-    done = "state IN ('delivered', 'cancelled') OR (state = 'failed' AND notice_state NOT IN ('pending', 'released'))"
+    done = (f"state IN ('{DELIVERED}', '{CANCELLED}') OR "
+            f"(state = '{FAILED}' AND notice_state NOT IN ('pending', 'released'))")
     try:
         db.execute("BEGIN IMMEDIATE")
         ids = [r[0] for r in db.execute(f"SELECT id FROM items WHERE {done} ORDER BY rowid DESC "

@@ -14,7 +14,7 @@ _TOPICS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), n
      r"\bweather for (today|tomorrow|tonight|the week)|\b(the|today'?s|tomorrow'?s) weather\s*[?.!]?$|\bforecast\b|\b(is it|will it) (going to |gonna )?(rain|snow)", "the weather"),
     (r"\b(today'?s|latest|the) (news|headlines)\s*[?.!]?$|\bnews (today|tonight|this morning)\b|\bin the news\b",
      "the news"),
-    (r"\b(stock|share|bitcoin|crypto) (price|prices)\b|\bexchange rate\b|\bprice of (gold|oil|bitcoin)\b|"
+    (r"\b(stock|share|bitcoin|crypto) (price|prices)\b|\bexchange rate\b|\bprice (of|on|for) (gold|oil|bitcoin|ethereum|petrol|gas)\b|"
      r"\b(bitcoin|ethereum|gold|oil|petrol|gas|shares?|stocks?) (cost|costs|worth|trading|trade)\b|"
      r"\bhow much is (a |an |one )?(bitcoin|ethereum|ounce of gold|barrel of oil)\b",
      "prices"),

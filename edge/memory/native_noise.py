@@ -16,7 +16,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-log = logging.getLogger("edge.memory")
+log = logging.getLogger(__name__)
 
 KNOWN = re.compile(r"GetPrototype|TensorFlow Lite|XNNPACK|absl::InitializeLog|inference_feedback_manager|"
                    r"^\s*$")

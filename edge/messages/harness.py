@@ -43,6 +43,8 @@ class BackendResult(Message):
     """Session time after which it is no longer worth saying (0: never)."""
     asked_ns: int = -1
     """When its request was made, if a new question after that makes it stale (stale_after_turn); -1: never."""
+    opened_ns: int = -1
+    """When its request was made, if a "stop" after that gives it up (any request); -1: words due later."""
 
 
 @message
@@ -83,7 +85,7 @@ class WorkEvent(Message):
     work_id: str
     """The work item."""
     state: str
-    """Its new state (edge/harness/states.py: queued, running, completed, delivering, delivered, ...)."""
+    """Its new state (edge/messages/work_states.py: queued, running, completed, delivering, delivered, ...)."""
     detail: str = ""
     """A short explanation."""
     info: dict = field(default_factory=dict)

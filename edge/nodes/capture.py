@@ -27,7 +27,7 @@ from edge.settings import CaptureSettings
 from edge.wire import Envelope
 from kernels.resample import float_to_pcm16, pcm16_to_float
 
-log = logging.getLogger("edge.capture")
+log = logging.getLogger(__name__)
 RING_WAIT_S = 60.0  # virtual clock: how long to wait for a frontend that decides nothing before going on
 PEAK_OVER_GATE_DB = 20.0  # a chunk is quiet only if its loudest sample is also this close to the gate
 

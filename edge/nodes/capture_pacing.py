@@ -25,7 +25,7 @@ from kernels.resample import float_to_pcm16
 if TYPE_CHECKING:
     from edge.nodes.capture import CaptureNode
 
-log = logging.getLogger("edge.capture")
+log = logging.getLogger(__name__)
 
 BLOCK = 320  # 20 ms: echo cancellation and onset detection run on blocks this size
 HAND_OVER = 1024  # samples (64 ms): the chunk being cut goes to the frontend in pieces at least this long

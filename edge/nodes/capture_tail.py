@@ -26,22 +26,24 @@ import time
 from dataclasses import dataclass
 
 from edge import messages as m
+from edge.messages import work_states as W
 
 GO, WAIT, END = "go", "wait", "end"
 DECISION_WAIT_S = 60.0  # how long the file's last decisions may take before the wait goes on without them
-DONE = frozenset({"delivered", "cancelled"})
-WORKING = frozenset({"", "queued", "running", "cancelling"})  # wall time passes in these; "" = not yet accepted
-STATE_WORDS = {"": "it never reached the harness", "queued": "it was still queued",
-               "running": "it was still being worked on", "cancelling": "it was being cancelled",
-               "completed": "it was ready but not yet spoken",
-               "delivering": "it was handed to the frontend but not yet spoken",
-               "failed": "it failed and the notice was not yet spoken"}
+NOT_ACCEPTED = ""  # a request's state until the harness accepts it (not a work state)
+DONE = frozenset({W.DELIVERED, W.CANCELLED})
+WORKING = W.WORKING | {NOT_ACCEPTED}  # wall time passes in these
+STATE_WORDS = {NOT_ACCEPTED: "it never reached the harness", W.QUEUED: "it was still queued",
+               W.RUNNING: "it was still being worked on", W.CANCELLING: "it was being cancelled",
+               W.COMPLETED: "it was ready but not yet spoken",
+               W.DELIVERING: "it was handed to the frontend but not yet spoken",
+               W.FAILED: "it failed and the notice was not yet spoken"}
 
 
 @dataclass
 class _Request:
     instruction: str
-    state: str = ""  # the newest work state heard ("" until the harness accepts it)
+    state: str = NOT_ACCEPTED  # the newest work state heard
     notice: bool = True  # failed: whether a failure notice is still to be spoken
     speaking: bool = False  # the frontend has handed its answer to the voice (which plays it out)
     later: bool = False  # words the harness says by itself when due (a timer's ring), owed to this request
@@ -49,7 +51,7 @@ class _Request:
     @property
     def due_later(self) -> bool:
         """A timer's ring not yet due: it waits on session time, not on work that takes wall time."""
-        return self.later and self.state == "queued"
+        return self.later and self.state == W.QUEUED
 
 
 def _state_words(r: _Request) -> str:
@@ -92,16 +94,16 @@ class AnswerWait:
         elif isinstance(msg, m.WorkEvent) and msg.work_id in self.requests:
             req = self.requests[msg.work_id]
             req.state = msg.state
-            if msg.state == "completed":
+            if msg.state == W.COMPLETED:
                 req.speaking = False  # cut by an interrupt: offered again
-            if msg.state == "failed":
+            if msg.state == W.FAILED:
                 req.notice = bool(msg.info.get("notice", False))
         elif isinstance(msg, m.Delivered) and msg.work_id in self.requests and msg.result_id.endswith(":f"):
             self.requests[msg.work_id].notice = False  # the failure was told
 
     def open(self) -> dict[str, _Request]:
         return {wid: r for wid, r in self.requests.items()
-                if r.state not in DONE and not (r.state == "failed" and not r.notice)}
+                if r.state not in DONE and not (r.state == W.FAILED and not r.notice)}
 
     # --- after the file -------------------------------------------------------------------------
     def after_file(self, cut: int, virtual: bool) -> str:

@@ -25,11 +25,11 @@ from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_delivery import ResultDelivery
 from edge.nodes.frontend_state import StepFiles, state_folder
-from edge.nodes.new_question import asked_anew
+from edge.nodes.new_question import asked_anew, asked_to_stop
 from edge.settings import FrontendSettings
 from edge.wire import Envelope
 
-log = logging.getLogger("edge.frontend")
+log = logging.getLogger(__name__)
 ASK_AGAIN_S = 1.0  # a gap in the chunks: how often capture is asked for them again
 GAP_GIVE_UP_S = 10.0  # ... and when to go on without them (capture no longer keeps them)
 SIGHT_WAIT_S = 120.0  # virtual clock: how long a chunk waits for its frames' descriptions before going without
@@ -294,6 +294,7 @@ class FrontendNode(Node):
             msg.index, out.control, out.text, out.user_text, out.turn_end, out.interrupt, len(out.delegates),
             recv_delay, compute, compute / span if span else 0.0, out.info, out.ahead)
         self.delivery.drop_stale(asked_anew(decision), out.backend_id, self.frontend.withdraw)
+        self.delivery.drop_stopped(asked_to_stop(decision), out.backend_id, self.frontend.withdraw)
         if out.backend_id:  # whose answer this says (a file session waits for it)
             out.info["speaks_work"] = self.delivery.work_of(out.backend_id) or out.backend_id
         if dropped := self.delivery.take_dropped():  # the journal says which results were dropped, and why

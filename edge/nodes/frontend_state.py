@@ -24,7 +24,7 @@ from typing import Any
 
 import msgpack
 
-log = logging.getLogger("edge.frontend")
+log = logging.getLogger(__name__)
 KEPT = 2  # step files kept: the newest, and the one before it while the newest is being replaced
 _STEP = re.compile(r"^step-(\d+)\.msgpack$")
 

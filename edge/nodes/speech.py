@@ -27,7 +27,7 @@ from edge.speech.sinks import open_sink
 from edge.wire import Envelope
 from kernels.resample import resample
 
-log = logging.getLogger("edge.speech")
+log = logging.getLogger(__name__)
 PLAYED_KEPT = 64  # requests whose played pieces a restart remembers
 
 

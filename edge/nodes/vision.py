@@ -33,7 +33,7 @@ from edge.wire import Envelope
 if TYPE_CHECKING:
     from edge.frontend.venus.memory import BundleMemory
 
-log = logging.getLogger("edge.vision")
+log = logging.getLogger(__name__)
 READ_BOUND_S = 60.0  # reading one frame on a loaded core can take seconds, with no heartbeat meanwhile
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import zmq
 
 from edge import messages as m
+from edge.messages import work_states as W
 from edge.graph.supervised import RESTARTING, ChildState
 from edge.observe.histogram import RATIO, Histogram
 from edge.wire import Envelope, WireError, decode
@@ -23,7 +24,7 @@ from edge.wire import Envelope, WireError, decode
 if TYPE_CHECKING:
     from edge.graph.supervisor import Supervisor
 
-log = logging.getLogger("edge.observe")
+log = logging.getLogger(__name__)
 
 # Prefixes of the bus topics the observer needs; audio, frames and playback references stay unread.
 TOPICS = ("dlg.", "hrn.", "sys.node", "sys.interrupt", "sys.end", "media.activity")
@@ -212,13 +213,13 @@ class Observer:
 
     def _on_work_event(self, env: Envelope, msg: m.WorkEvent) -> None:
         old = self.work_state.get(msg.work_id)
-        if old == "running" and msg.work_id in self.work_entered:
+        if old == W.RUNNING and msg.work_id in self.work_entered:
             self.run_s.observe(max(0, env.t_ns - self.work_entered[msg.work_id]) / 1e9)
         self.work_state[msg.work_id] = msg.state
         self.work_entered[msg.work_id] = env.t_ns
         self.transitions[msg.state] += 1
         attempts = msg.info.get("attempts", 0) if isinstance(msg.info, dict) else 0
-        if msg.state == "running" and isinstance(attempts, int) and attempts > 1:
+        if msg.state == W.RUNNING and isinstance(attempts, int) and attempts > 1:
             self.retries += 1
         if msg.detail == "expired":
             self.expirations += 1

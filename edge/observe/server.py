@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from edge.observe.metrics import CONTENT_TYPE, render
 from edge.observe.observer import Observer
 
-log = logging.getLogger("edge.observe")
+log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 10.0  # an idle event stream sends a comment this often, so proxies keep it open
 STATUS = {"starting": HTTPStatus.SERVICE_UNAVAILABLE, "ready": HTTPStatus.OK, "degraded": HTTPStatus.OK,

@@ -16,7 +16,7 @@ import soundfile as sf
 from edge.devices import DeviceError
 from edge.private_files import open_private, private_dir
 
-log = logging.getLogger("venus.speech.sink")
+log = logging.getLogger(__name__)
 
 
 class AudioSink(Protocol):

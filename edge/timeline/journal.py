@@ -21,7 +21,7 @@ from edge.private_files import open_private, private_dir
 from edge.timeline.redact import redact
 from edge.wire import Envelope, Message, WireError, decode
 
-log = logging.getLogger("venus.journal")
+log = logging.getLogger(__name__)
 
 MAGIC = b"VENUS-EDGE-JOURNAL 1\n"
 

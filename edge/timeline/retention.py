@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-log = logging.getLogger("edge.timeline")
+log = logging.getLogger(__name__)
 JOURNAL_SUFFIX = ".journal"
 
 

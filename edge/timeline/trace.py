@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from edge import messages as m
+from edge.messages.work_states import TERMINAL as TERMINAL_WORK
 from edge.timeline.journal import Journal
 from edge.wire.registry import ANY_NODE, Message
 
@@ -24,7 +25,6 @@ PID = 1
 NODE_ORDER = ("supervisor", "recorder", "capture", "frontend", "speech", "harness")
 NO_FLOW = ("playback_ref", "probe", "ack")  # high rate or bookkeeping: counted in args, never drawn
 MSG_US = 1.0  # width of a message's send/receive slice
-TERMINAL_WORK = ("delivered", "cancelled", "failed")
 
 
 @dataclass

@@ -15,7 +15,8 @@ from edge.harness.time_elsewhere import time_elsewhere
 from edge.language.live_facts import live_topic
 from edge.language.timer_words import timer_request
 from edge.understand import honest
-from edge.understand.home import home_request, home_tools
+from edge.language.home_words import home_request
+from edge.understand.home import home_tools
 
 CLAIMING = ("calculator", "clock", "timer")
 

@@ -21,7 +21,7 @@ MAX_HEADER_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_FRAMES = 16
 
-log = logging.getLogger("edge.wire")
+log = logging.getLogger(__name__)
 
 
 class WireError(ValueError):

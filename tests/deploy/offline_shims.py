@@ -94,6 +94,8 @@ def write_shims(folder: Path) -> Path:
         "apt-get": RECORD_ONLY.format(name="apt-get", rc=1),
         "sudo": RECORD_ONLY.format(name="sudo", rc=1),
         "systemd-sysusers": RECORD_ONLY.format(name="systemd-sysusers", rc=0),
+        # NetworkManager's wait: exit 1 is "no connection before the timeout" (nm-online(1)).
+        "nm-online": RECORD_ONLY.format(name="nm-online", rc=1),
     }
     for name, text in files.items():
         (folder / name).write_text(text)

@@ -44,8 +44,9 @@ def staged_wheels(folder: Path, leave_out: str = "", llama: str = "wheel") -> Pa
     return folder
 
 
-def first_boot(rootfs: Path, tmp_path: Path, wheels: Path) -> tuple[subprocess.CompletedProcess, Path, Path]:
-    r = run([str(JETSON / "stage.sh"), "--rootfs", str(rootfs), "--wheels", str(wheels), "--board", "orin-nx-8"])
+def first_boot(rootfs: Path, tmp_path: Path, wheels: Path | None) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    staged = ["--wheels", str(wheels)] if wheels is not None else []
+    r = run([str(JETSON / "stage.sh"), "--rootfs", str(rootfs), *staged, "--board", "orin-nx-8"])
     assert r.returncode == 0, r.stderr
     (rootfs / "etc" / "nv_tegra_release").write_text(RELEASE)
     shims = write_shims(tmp_path / "shims")
@@ -78,6 +79,7 @@ def test_an_offline_first_boot_installs_only_from_the_staged_wheels(rootfs, tmp_
     assert any(a.endswith(f"llama_cpp_python-{LLAMA}-cp310-cp310-linux_aarch64.whl") for c in installs for a in c)
     tools = tool_log.read_text()
     assert "apt-get" not in tools and "sudo" not in tools
+    assert "nm-online" not in tools  # staged wheels: the network is not waited for
     assert "--without-pip" in tools  # no ensurepip needed: pip came from its staged wheel
     assert "offline" in done.stderr and "nothing is fetched from the network" in done.stderr
     assert "libportaudio2" in done.stderr  # the apt packages it did not fetch are named
@@ -174,3 +176,12 @@ def test_wheels_sh_stages_the_exported_wheel_instead_of_the_source(tmp_path) -> 
     wrong = run([str(JETSON / "wheels.sh"), str(tmp_path / "w"), "--llama", str(tmp_path / "llama_cpp_python-0.1-x.whl"),
                  "--dry-run"], env={"PYTHON": sys.executable})
     assert wrong.returncode != 0 and "no file" in wrong.stderr
+
+
+def test_the_first_boot_waits_for_the_network_only_without_staged_wheels(rootfs, tmp_path) -> None:
+    unit = [line for line in (JETSON / "systemd" / "venus-firstboot.service").read_text().splitlines()
+            if not line.startswith("#")]
+    assert not [line for line in unit if "network" in line], unit  # an offline device would sit out the target's timeout at every boot
+    done, _, tool_log = first_boot(rootfs, tmp_path, None)  # staged without wheels: installs from the network
+    assert "nm-online -s -q --timeout=120" in tool_log.read_text()
+    assert "venus-firstboot: no network after 120 s; installing anyway." in done.stderr

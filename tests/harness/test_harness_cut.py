@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 from edge import messages as m
 from edge.harness import states as S
+from edge.harness.outage import Outage
 from edge.harness.returns import CUT_BY_USER, STOPPED
 from edge.nodes.harness import HarnessNode
 from harness_helpers import ScriptedCapability, advance, listen_boundaries, make_harness
@@ -14,7 +15,7 @@ from harness_helpers import ScriptedCapability, advance, listen_boundaries, make
 def node_over(h) -> HarnessNode:
     """The harness node's wiring of interrupts and chunk decisions, over a harness on a virtual clock."""
     node = object.__new__(HarnessNode)
-    node.built, node.released = SimpleNamespace(harness=h), 0
+    node.built, node.released, node.outage, node.refusals = SimpleNamespace(harness=h), 0, Outage(), 0
     return node
 
 

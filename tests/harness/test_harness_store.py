@@ -72,7 +72,7 @@ def test_a_corrupt_store_is_kept_aside_and_a_fresh_one_used_saying_so_once(tmp_p
     bad = tmp_path / "w.sqlite"
     junk = b"this is not a database" * 100
     bad.write_bytes(junk)
-    with caplog.at_level(logging.WARNING, logger="venus.harness.store"):
+    with caplog.at_level(logging.WARNING, logger="edge.harness.store"):
         store = WorkStore(bad)
     assert len(caplog.records) == 1 and "damaged" in caplog.records[0].getMessage()
     assert store.moved_aside is not None and store.moved_aside.read_bytes() == junk  # nothing lost
@@ -80,7 +80,7 @@ def test_a_corrupt_store_is_kept_aside_and_a_fresh_one_used_saying_so_once(tmp_p
     store.add(item("a"), 0)  # the fresh store works
     assert store.get("a").state == S.QUEUED
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="venus.harness.store"):
+    with caplog.at_level(logging.WARNING, logger="edge.harness.store"):
         again = WorkStore(bad)  # the next start finds the fresh store healthy: nothing more is said
     assert again.moved_aside is None and again.get("a") is not None and caplog.records == []
 

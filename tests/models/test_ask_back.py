@@ -67,7 +67,7 @@ def test_did_you_say_is_asked_for_an_unlikely_word_and_a_yes_answers_it():
 
 def test_asking_back_is_a_setting():
     assert Settings.from_config({"ask_back": False}).ask_back is False
-    assert Settings.from_config({"ask_back_logprob": "-0.5"}).ask_back_logprob == -0.5
+    assert Settings.from_config({"ask_back_logprob": -0.5}).ask_back_logprob == -0.5
     with pytest.raises(ValueError, match=r"^the default frontend's ask_back_logprob is 'low'; it must be a number\.$"):
         Settings.from_config({"ask_back_logprob": "low"})
 

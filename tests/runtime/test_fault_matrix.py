@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -145,6 +146,56 @@ def test_9_an_mcp_token_is_never_shown_and_a_shared_token_file_is_refused(tmp_pa
         bearer_token({"name": "home", "url": "http://127.0.0.1:9/mcp", "token_file": str(token)})
     token.chmod(0o600)
     assert bearer_token({"name": "home", "url": "http://127.0.0.1:9/mcp", "token_file": str(token)}) == "secret-abc"
+
+
+def test_10_a_full_harness_disk_declines_in_words_once_explained_and_delegation_comes_back(tmp_path, monkeypatch,
+                                                                                         caplog):
+    from filling_disk import Disk
+    from harness_on_a_disk import ask, harness_node, speech
+    disk = Disk()
+    node, io = harness_node(tmp_path / "harness", disk, monkeypatch)
+    speech(node, io)
+    assert "4" in ask(node, io, "before", "What is 2 plus 2?").text
+    caplog.clear()
+    disk.full = True
+    with caplog.at_level(logging.WARNING):
+        first = ask(node, io, "full-1", "What is 3 plus 3?")  # was an exception out of the node: a restart loop
+        speech(node, io)
+        second = ask(node, io, "full-2", "What is 4 plus 4?")
+        disk.full = False
+        speech(node, io)
+        after = ask(node, io, "after", "What is 5 plus 5?")
+    from edge.harness.outage import AGAIN, WHY_FULL
+    assert (first.kind, first.text) == ("failure", WHY_FULL)  # why, once
+    assert (second.kind, second.text) == ("failure", AGAIN)  # then plainly
+    assert after.kind == "result" and "10" in after.text  # the disk has room again: delegation is back
+    store = node.built.harness.store
+    assert [i.id for i in store.all()] == ["before", "after"]  # nothing saved was lost, nothing half-saved
+    assert store.get("before").state == "delivered" and store.get("after").state == "delivered"
+    assert not list((tmp_path / "harness" / "evidence").glob("*.tmp.npz"))
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert len(logged) == 2 and all(r.exc_info is None for r in caplog.records), logged  # one sentence each way
+    assert logged[0][0] == "ERROR" and "harness folder" in logged[0][1] and "(the disk is full)" in logged[0][1]
+    assert "can be written again" in logged[1][1]
+    node.close()
+
+
+@pytest.mark.slow
+def test_10_a_session_whose_harness_folder_cannot_be_written_goes_on_without_delegation(tmp_path):
+    from edge.timeline.journal import Journal
+    (tmp_path / "blocked").write_text("a file where the harness folder would be")
+    (tmp_path / "h.json").write_text(json.dumps({"dir": str(tmp_path / "blocked" / "harness")}))
+    (tmp_path / "script.txt").write_text("1 speak Hello.\n2 delegate What is 2 plus 2?\n3 delegate What is 3 plus 3?\n"
+                                         "4 speak Still here.\n")
+    r = venus(["--mic", str(WAV), "--frontend", "scripted:script.txt", "--speaker", "null", *BARE,
+               "--answer-wait", "10", "--harness", "h.json", "--journal", "s.journal"], tmp_path, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-3000:]  # was "node harness could not start"
+    told = [line for line in r.stderr.splitlines() if "harness folder" in line]
+    assert len(told) == 1 and "cannot be written" in told[0], r.stderr[-3000:]
+    from edge.harness.outage import AGAIN, WHY_REFUSED
+    said = [msg.text for _, msg in Journal(tmp_path / "s.journal").messages(m.SpeakText) if msg.text]
+    assert sorted(said) == sorted(["Hello.", WHY_REFUSED, AGAIN, "Still here."]), said  # the conversation went on
+    assert said.index(WHY_REFUSED) < said.index(AGAIN)  # why, once; then plainly
 
 
 def test_12_no_microphone_is_one_sentence_before_models_load(tmp_path):

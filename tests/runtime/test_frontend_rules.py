@@ -29,6 +29,21 @@ def test_weather_prices_and_traffic_are_delegated_instead_of_made_up():
         assert parsed.instruction == said and parsed.speech == "", said
 
 
+def test_a_price_heard_with_on_is_still_a_live_fact():
+    # "What is the price of bitcoin?" was heard "What is the price on Bitcoin?" and answered "$1.00".
+    for said in ("What is the price on Bitcoin?", "What's the price for gold today?"):
+        parsed = protocol.parse(by_rule(said, [("user", said)]), finished=True)
+        assert parsed.instruction == said and parsed.speech == "", said
+
+
+def test_home_control_is_delegated_and_never_claimed_by_the_model():
+    # With nothing connected the model said "The kitchen light has been turned off." (or only echoed the words).
+    for said in ("Turn off the kitchen light.", "Could you switch on the porch lamp?", "Is the garage door locked?",
+                 "Dim the bedroom lights, please."):
+        parsed = protocol.parse(by_rule(said, [("user", said)]), finished=True)
+        assert parsed.instruction == said and parsed.speech == "", said
+
+
 def test_what_did_i_just_say_is_answered_from_the_history():
     history = [("user", "I am flying to Seoul tomorrow."), ("assistant", "Have a good flight."),
                ("user", "What did I just say?")]

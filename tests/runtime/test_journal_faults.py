@@ -23,7 +23,7 @@ def test_a_full_disk_stops_the_journal_once_and_writing_resumes_when_space_retur
     w._f = disk
     w.append(1, frames("before"))
     disk.full = True
-    with caplog.at_level(logging.WARNING, logger="venus.journal"):
+    with caplog.at_level(logging.WARNING, logger="edge.timeline.journal"):
         for i in range(50):  # a whole stretch of the session while the disk is full: no exception escapes
             w.append(10 + i, frames(f"lost {i}"))
             w.flush()

@@ -22,7 +22,7 @@ def test_a_full_disk_under_the_reply_wav_leaves_silence_in_place_and_recording_r
     sink.write(0, tone)
     sink._flush(len(sink._buf))  # second 0 on disk
     disk.full = True
-    with caplog.at_level(logging.WARNING, logger="venus.speech.sink"):
+    with caplog.at_level(logging.WARNING, logger="edge.speech.sinks"):
         for s in range(1, 4):  # seconds 1-3 while the disk is full: nothing raises
             sink.write(s * 10**9, tone)
             sink._flush(len(sink._buf))

@@ -44,3 +44,23 @@ def test_the_set_is_at_least_sixty_requests_over_every_kind_in_many_voices():
     assert len(reqs) == 60 and {r.kind for r in reqs} == set(KINDS) and len({r.voice for r in reqs}) >= 8
     assert tally_line(["right", "wrong"], "voice") == \
         "answers: right 50%, declined 0%, asked back 0%, wrong 50% over 2 (voice)"
+
+
+def test_a_device_said_to_be_switched_with_no_home_connected_is_wrong():
+    home = _r("home", ("home",))
+    assert verdict(home, "The kitchen light has been turned off.", NOW) == "wrong"
+    assert verdict(home, "No home devices are connected to me, so I can't do that.", NOW) == "declined"
+    assert verdict(home, "The kitchen light has been turned off.", NOW, home=True) == "right"
+
+
+def test_an_earlier_timer_ringing_inside_a_reply_is_not_part_of_it():
+    chat = _r("chat", ("any",))
+    assert verdict(chat, "You're welcome. Your five-minute timer is done.", NOW) == "right"
+    assert verdict(_r("arithmetic", ("number", 48.0)), "6 times 8 is 48. Your 2 minute timer is done.", NOW) == "right"
+
+
+def test_a_sums_result_is_read_where_it_is_said_not_from_a_repeat_after_it():
+    sum_ = _r("arithmetic", ("number", 88.0))
+    assert verdict(sum_, "8 times 11 is 88. 8 times", NOW) == "right"
+    assert verdict(_r("arithmetic", ("number", 12.0)), "21-1 is 20. 21- 1 is 20", NOW) == "wrong"
+    assert verdict(_r("arithmetic", ("number", 7.0)), "28 divided by 4 or 7", NOW) == "right"

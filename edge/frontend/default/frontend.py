@@ -43,7 +43,7 @@ from edge.frontend.default.reply import FixedStream, Reply
 from edge.frontend.default.rules import by_rule
 from edge.detect.vad import FRAME_NS, SileroVad
 
-log = logging.getLogger("edge.frontend.default")
+log = logging.getLogger(__name__)
 VOICING_WAIT_S = 2.0  # live: how long the warm-up waits for first words sent to the voice to be heard playing
 
 

@@ -5,6 +5,8 @@
   that answer is spoken (the protocol's way). Left to the model, a timer is promised and never rings.
 - Weather, news, prices, scores or traffic: the same, so the harness answers from a live source when it has
   one and says it has none otherwise; the 0.5B model makes them up ("a bitcoin trades at around $0.125").
+- Turning a device in the home on or off, or asking whether it is: the same; the harness's home tools do it,
+  or it says plainly that none is connected (the model says "The kitchen light has been turned off." either way).
 - A question about the camera picture: delegated the same way; the harness's camera capability answers from
   what the device measures (edge/understand/camera.py), where the model would guess.
 - "What did I just say?": the frontend holds the conversation, so it says the user's previous words back.
@@ -18,6 +20,7 @@ import re
 from edge.language.camera_question import camera_question
 from edge.language.clock_question import clock_elsewhere, clock_question
 from edge.frontend.default import grammar as protocol
+from edge.language.home_words import home_request
 from edge.language.live_facts import live_topic
 from edge.language.spoken_math import work_out
 from edge.language.timer_words import timer_request
@@ -44,7 +47,7 @@ def by_rule(said: str, history: list[tuple[str, str]]) -> str | None:
     `said` is the user's words, protocol stripped; `history` ends with them.
     """
     if (timer_request(said) or work_out(said) or clock_question(said) or clock_elsewhere(said) or live_topic(said)
-            or camera_question(said)):
+            or camera_question(said) or home_request(said)):
         return f"{protocol.OPEN}{said[:protocol.MAX_INSTRUCTION]}{protocol.CLOSE}"
     if _RECALL.search(said):
         before = [text for role, text in history[:-1] if role == "user"]

@@ -1,9 +1,10 @@
 """The default frontend's settings: endpointing, drafting, decoding caps and budgets, the recogniser."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
+from edge.options import from_settings
 
 
 @dataclass
@@ -34,8 +35,8 @@ class Settings:
     # (edge/detect/number_reading.py; the journal's `asr_reread` says what was read and why)
     # A turn whisper itself found unlikely is asked back in one short sentence, not answered (edge/detect/
     # confidence.py, edge/frontend/default/asking.py): its mean log-probability per token under `ask_back_logprob`
-    # ("Sorry, I didn't catch that.", or "Did you say three plus four?" for a sum), or a content word's
-    # probability under `ask_back_word` ("Did you say ...?"; 0: that test off). `venus-edge bench asr --confidence`
+    # ("Sorry, I didn't catch that."; a sum the calculator works out is answered, saying the sum back), or a content
+    # word's probability under `ask_back_word` ("Did you say ...?"; 0: that test off). `bench asr --confidence`
     # over 240 utterances: under -0.7 are 16 % of transcripts heard right and 55 % of those misheard (70 % of the
     # badly misheard); a word under 0.05 caught 4 more of 133 for a decoder pass a turn (docs/measurements/answers.md).
     ask_back: bool = True
@@ -50,21 +51,10 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Settings":
-        """The options from the session's flat settings, built once: a session setting named like one of
-        `FROM_SESSION` sets it (None or absent: the default here); a value of the wrong kind is one sentence."""
-        s = cls()
-        kinds = {f.name: f.type for f in fields(cls)}
-        for name in FROM_SESSION:
-            value = config.get(name)
-            if value is None or value == "":
-                continue
-            kind = {"int": int, "float": float, "str": str, "bool": bool}[kinds[name].split(" |")[0]]
-            try:
-                setattr(s, name, _yes(value) if kind is bool else _number(value, kind) if kind in (int, float)
-                        else kind(value))
-            except (TypeError, ValueError):
-                raise ValueError(f"the default frontend's {name} is {value!r}; it must be {_KIND_WORDS[kind]}.") \
-                    from None
+        """The options from the session's flat settings, built once (edge/options.py): a session setting named
+        like one of `FROM_SESSION` sets it (None or absent: the default here); a value of the wrong kind is one
+        sentence."""
+        s = from_settings(cls, config, "the default frontend's", FROM_SESSION)
         s.threads, s.asr_beam = max(1, s.threads), max(1, s.asr_beam)
         if config.get("realtime") is False:
             s.llm_budget = None  # a virtual clock waits for the frontend: decode the same pieces on any machine
@@ -75,18 +65,3 @@ class Settings:
 FROM_SESSION = ("threads", "endpoint_ms", "max_reply_tokens", "tokens_per_chunk", "asr", "asr_beam", "rules",
                 "number_reading", "ask_back", "ask_back_logprob", "ask_back_word", "context", "kv_type", "llm_gguf")
 
-
-_KIND_WORDS = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}
-
-
-def _number(value: Any, kind: type) -> int | float:
-    """A whole number or a number; true/false is neither (Python would take it as 1 or 0)."""
-    if isinstance(value, bool):
-        raise ValueError(value)
-    return kind(value)
-
-
-def _yes(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ValueError(value)

@@ -30,7 +30,7 @@ from edge.backends.llama import LlamaModel
 from edge.backends.onnx import open_graph
 from edge.bundle.settings import VenusSettings
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 
 
 def graph(bundle: Bundle, name: str, settings: VenusSettings):

@@ -15,7 +15,7 @@ import logging
 
 from edge.backends.llama import LlamaModel
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 
 
 class KVWindow:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterator
+from dataclasses import dataclass, replace
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 import onnxruntime as ort
@@ -18,6 +19,7 @@ from edge.backends.locate import PIPER_JOE, PIPER_JOE_CONFIG
 from edge.speech.piper.phonemes import Phonemizer, phoneme_ids
 from edge.backends.onnx_cpu import cpu_session
 from edge.language.sentences import SPEECH_PIECE, split_sentences
+from edge.options import from_settings
 
 _UNSPOKEN = re.compile(r"[*#_`~<>\[\]{}|\\]")
 SAID_KEPT = 32  # short sentences whose audio is kept: a repeated one (a holding phrase) plays without synthesis
@@ -89,5 +91,19 @@ class PiperVoice:
         pass
 
 
+@dataclass(frozen=True)
+class PiperOptions:
+    """The voice's options, built once from the session's flat settings (edge/options.py)."""
+    threads: int = 1
+    seed: int = 0  # the noise VITS draws: one seed says the same sentence the same way every run
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "PiperOptions":
+        """A setting absent, None or empty keeps the default; one of the wrong kind is one sentence."""
+        options = from_settings(cls, config, "the Piper voice's")
+        return options if options.threads >= 1 else replace(options, threads=1)
+
+
 def build(config: dict) -> PiperVoice:
-    return PiperVoice(threads=int(config.get("threads", 1) or 1), seed=int(config.get("seed", 0) or 0))
+    options = PiperOptions.from_config(config)
+    return PiperVoice(threads=options.threads, seed=options.seed)

@@ -33,7 +33,7 @@ from edge.backends.llama import LlamaModel
 from edge.backends.sampling import Sampling
 from edge.bundle.runtime import TTSFacts
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 PROJECTOR = "projector_semantic"
 
 

@@ -34,7 +34,7 @@ from edge.bundle.settings import VenusSettings
 from edge.speech.venus.token2wav import Token2Wav
 from edge.speech.venus.tts import TTS
 
-log = logging.getLogger("edge.venus")
+log = logging.getLogger(__name__)
 REBUILD = "rebuild it with this venus-export build"
 SECONDS_PER_CODE = 0.04  # 2 mel frames of 480 samples at 24 kHz
 
