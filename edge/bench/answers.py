@@ -10,8 +10,9 @@ within 1 % of the answer, the machine's time (to the minute, any minute the
 run spanned), day or date, or the words to repeat. The last line:
 `answers <A>% correct over <Q> questions`.
 
-`--set trust` asks what users ask, through a voice session and Wyoming, and
-judges each reply right, declined, asked back or wrong (edge/bench/trust.py).
+`--set trust` asks what users ask, through a voice session and Wyoming, with
+camera questions over generated scenes through a voice session, and judges
+each reply right, declined, asked back or wrong (edge/bench/trust.py).
 
 `--set arithmetic` asks spoken sums instead (edge/bench/arithmetic_set.py:
 every English espeak-ng voice and variant on the machine at three rates,

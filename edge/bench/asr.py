@@ -8,6 +8,8 @@ Piper voice, clean, in a reverberant room, and under background noise at
 with a different seed. Each recognizer hears exactly the same audio; the
 last lines give, per recognizer, the overall WER, the WER on number words
 and on names, and the real-time factor (recognition compute / audio length).
+`--confidence` adds how sure the first recognizer was of what it heard right
+and of what it misheard (edge/bench/asr_confidence.py).
 """
 from __future__ import annotations
 
@@ -22,11 +24,12 @@ import numpy as np
 
 from edge.audio_format import RATE
 from edge.backends.locate import ModelMissing
+from edge.bench.asr_confidence import measure, table
 from edge.bench.asr_set import Utterance, generate, in_room
 from edge.bench.espeak_voices import english_voices
 from edge.bench.spoken import say
 from edge.bench.wer import Tally
-from edge.detect.asr import MODELS, Transcriber
+from edge.detect.asr import MODELS, Heard, Transcriber
 from edge.speech.piper.voice import PiperVoice
 from kernels.resample import resample
 
@@ -44,12 +47,16 @@ class NumberMinded:
 
     def __init__(self, asr: Transcriber) -> None:
         self.asr = asr
+        self.heard: Heard | None = None  # as the frontend takes it: a sum read again, as sure as its score
 
     def transcribe(self, audio: np.ndarray) -> str:
         from edge.detect.number_reading import reread
 
         first = self.asr.transcribe(audio)
+        self.heard = self.asr.heard
         again = reread(self.asr, first)
+        if again is not None:
+            self.heard = again.heard(self.heard)
         return again.text if again is not None else first
 
 
@@ -118,6 +125,8 @@ def main(argv: list[str]) -> int:
                         f"settings: {SETTINGS}")
     p.add_argument("--threads", type=int, default=1, help="recognizer threads (default 1)")
     p.add_argument("--out", type=Path, help="write every utterance's reference and transcripts here (JSON)")
+    p.add_argument("--confidence", action="store_true",
+                   help="also say how sure the first recognizer was of what it heard right and what it misheard")
     args = p.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
     if not models:
@@ -142,6 +151,7 @@ def main(argv: list[str]) -> int:
     compute = {m: 0.0 for m in models}
     seconds = 0.0
     rows = []
+    sure_rows: list[dict] = []
     for i, u in enumerate(utterances):
         audio = in_room(speak(u, piper), u.room, u.snr_db, seed=args.seed * 100003 + i)
         seconds += len(audio) / RATE
@@ -149,7 +159,14 @@ def main(argv: list[str]) -> int:
                "held_out": u.held_out}
         for m, rec in recognizers.items():
             t0 = time.perf_counter()
-            heard = rec.transcribe(audio)
+            if args.confidence and m == models[0]:
+                sure = measure(rec, audio, u.text)
+                heard = sure["heard"]
+                row["confidence"] = {k: sure[k] for k in ("logprob", "worst_word", "errors", "words")}
+                sure_rows.append(sure)
+                t0 += sure["word_s"]  # the word test's pass is not the recognizer's own cost
+            else:
+                heard = rec.transcribe(audio)
             compute[m] += time.perf_counter() - t0
             for part in ("held-out" if u.held_out else "main", "all"):
                 errors = tallies[(m, part)].add(u.text, heard, u.names)
@@ -173,6 +190,10 @@ def main(argv: list[str]) -> int:
             t = tallies[(m, part)]
             print(f"{part:<9}{m:<8} wer {t.rate():.1f}% (numbers {t.rate('numbers'):.1f}%, "
                   f"names {t.rate('names'):.1f}%) over {t.words} words")
+    if args.confidence:
+        print(f"\n{models[0]}:")
+        for line in table(sure_rows):
+            print(line)
     for m in models:
         t = tallies[(m, "all")]
         print(f"asr {m}: wer {t.rate():.1f}% (numbers {t.rate('numbers'):.1f}%, names {t.rate('names'):.1f}%) "

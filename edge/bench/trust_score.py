@@ -34,9 +34,33 @@ def _numbers(text: str) -> list[float]:
     return numbers_in(text.replace("-", " "))
 
 
+_NO_ONE = re.compile(r"\b(no one|nobody|no people|(do not|don'?t|can'?t) see any ?(one|body))\b")
+_SOMEONE = {1: re.compile(r"\b(one|1|a) (person|face)\b"), 2: re.compile(r"\b(two|2) (people|persons|faces)\b")}
+COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "white", "black", "grey", "gray", "brown")
+
+
+def _scene_holds(check: tuple, low: str) -> bool:
+    """One part of a camera reply: the sign's words, how many people, the first colour named, no text read."""
+    words = re.findall(r"[a-z]+", low)
+    if check[0] == "words":
+        return all(w in words for w in check[1:])
+    if check[0] == "people":
+        if check[1] == 0:
+            return bool(_NO_ONE.search(low)) and not any(rx.search(low) for rx in _SOMEONE.values())
+        return bool(_SOMEONE[check[1]].search(low)) and not _NO_ONE.search(low)
+    if check[0] == "colour":
+        named = [w.replace("gray", "grey") for w in words if w in COLOURS]
+        return bool(named) and named[0] == check[1]
+    if check[0] == "no_text":
+        return not ({"says", "text", "reads", "sign"} & set(words))
+    return False
+
+
 def _right(r: Request, reply: str, moments: list[datetime]) -> bool:
     low = reply.lower()
     kind = r.expect[0]
+    if kind == "scene":
+        return all(_scene_holds(check, low) for check in r.expect[1:])
     if kind == "number":
         # The result a sum says ("... is 88."); else its last number. The judge's recognizer may repeat the
         # start of a reply after it ("8 times 11 is 88. 8 times"), which the last number would misread.
@@ -86,8 +110,24 @@ def verdict(r: Request, reply: str, moments: list[datetime], home: bool = False)
     return "wrong"
 
 
-def tally_line(verdicts: list[str], via: str) -> str:
+def tally_line(verdicts: list[str], via: str, note: str = "") -> str:
     c, n = Counter(verdicts), max(1, len(verdicts))
     return (f"answers: right {100 * c['right'] / n:.0f}%, declined {100 * c['declined'] / n:.0f}%, "
             f"asked back {100 * c['asked back'] / n:.0f}%, wrong {100 * c['wrong'] / n:.0f}% "
-            f"over {len(verdicts)} ({via})")
+            f"over {len(verdicts)} ({via}){note}")
+
+
+def by_kind(requests: list[Request], verdicts: list[str], via: str) -> str:
+    """Each kind's share right, and how its other replies went: `camera 18/20 right (2 wrong)`; camera
+    questions also per scene."""
+    groups: dict[str, list[str]] = {}
+    for r, v in zip(requests, verdicts):
+        groups.setdefault(r.kind, []).append(v)
+        if r.scene:
+            groups.setdefault(f"{r.kind} {r.scene}", []).append(v)
+    cells = []
+    for kind in sorted(groups):
+        c = Counter(groups[kind])
+        rest = ", ".join(f"{c[v]} {v}" for v in VERDICTS[1:] if c[v])
+        cells.append(f"{kind} {c['right']}/{len(groups[kind])} right" + (f" ({rest})" if rest else ""))
+    return f"by kind ({via}): " + "; ".join(cells)

@@ -23,9 +23,10 @@ class Request:
     text: str
     kind: str
     expect: tuple  # ("number", v) / ("clock", "time"|"day"|"date") / ("zone", IANA) / ("words", w, ...) /
-    # ("decline",) / ("any",)
+    # ("decline",) / ("any",) / ("scene", check, ...) for a camera question (edge/bench/trust_scenes.py)
     voice: str
     wpm: int
+    scene: str = ""  # a camera question's kind of scene: sign, face, colour, empty
 
 
 FACTS = [("What is the capital of France?", "paris"), ("What is the capital of Japan?", "tokyo"),

@@ -20,6 +20,12 @@ The last utterance's encoding is kept, so a second reading of it (another
 prompt) or a score of given texts against it (`likelihood`: how probable
 whisper finds each text for that audio, without any prompt) costs only the
 decoder; edge/detect/number_reading.py uses both for sums heard wrong.
+
+How sure whisper was of each transcript is kept beside it (`heard`: the
+mean log-probability per token of the words it decoded, and its no-speech
+probability), and `word_probabilities` scores each word of a text against
+the last utterance; edge/detect/confidence.py judges from them when a
+transcript is too unlikely to answer.
 """
 from __future__ import annotations
 
@@ -45,6 +51,14 @@ def model_dir(name: str) -> Path:
     if name == "base":
         return whisper_base_dir()
     raise ValueError(f"unknown speech recognizer {name!r}; use one of {', '.join(MODELS)}")
+
+
+@dataclass(frozen=True)
+class Heard:
+    """How sure whisper was of one transcript."""
+    text: str
+    logprob: float  # mean log-probability per token of the words as decoded (natural log; 0 is certain)
+    no_speech: float = 0.0  # whisper's probability that the audio held no speech
 
 
 @dataclass
@@ -100,6 +114,7 @@ class Transcriber:
         self.prompt = self.start(prompt)
         self.beam_size = beam_size
         self.last: Encoded | None = None  # the last utterance transcribed, for a second reading or a score
+        self.heard: Heard | None = None  # how sure whisper was of the last transcript (None: nothing heard)
 
     def start(self, prompt: str = "") -> list[int]:
         """The decoder's start: `prompt` as previous text (none if empty), then the task's tokens."""
@@ -110,7 +125,7 @@ class Transcriber:
     def transcribe(self, audio: np.ndarray) -> str:
         """Text of 16 kHz mono float32 audio (one utterance); '' for silence or noise."""
         audio = np.asarray(audio, np.float32)
-        self.last = None
+        self.last = self.heard = None
         if len(audio) < 1600:  # under 0.1 s: nothing a word fits in
             return ""
         # A little silence first: whisper reads very short words ("yeah") far better with a lead-in.
@@ -123,18 +138,24 @@ class Transcriber:
         x[0, :, :n] = feats[:, :n]
         enc = self.model.model.encode(self._ct2.StorageView.from_array(x))
         self.last = Encoded(enc, n)
-        return self._decode(self.last, self.prompt, self.beam_size)
+        text, self.heard = self._decode_scored(self.last, self.prompt, self.beam_size)
+        return text
 
     def _decode(self, e: Encoded, prompt: list[int], beam_size: int) -> str:
+        return self._decode_scored(e, prompt, beam_size)[0]
+
+    def _decode_scored(self, e: Encoded, prompt: list[int], beam_size: int) -> tuple[str, Heard | None]:
         extra = prompt.index(self.tokenizer.sot)  # the length limit counts the prompt's previous text too
         res = self.model.model.generate(e.enc, [prompt], beam_size=beam_size,
                                         max_length=min(224, 12 + e.frames // 12) + extra, return_no_speech_prob=True,
                                         return_scores=True, suppress_blank=True,
                                         suppress_tokens=[-1], no_repeat_ngram_size=3)[0]
         if res.no_speech_prob > 0.9:  # the VAD heard speech already: drop only what is clearly not
-            return ""
+            return "", None
         ids = [t for t in res.sequences_ids[0] if t < self.tokenizer.eot]  # timestamps are above eot
-        return self.tokenizer.decode(ids).strip()
+        text = self.tokenizer.decode(ids).strip()
+        # The score is the sequence's log-probability over its length (CTranslate2's length penalty of 1).
+        return text, Heard(text, float(res.scores[0]), float(res.no_speech_prob)) if text else None
 
     def reread(self, prompt: str) -> str:
         """The last utterance read again with `prompt` as previous text (the encoding is reused)."""
@@ -156,7 +177,28 @@ class Transcriber:
         results = self.model.model.align(batch, list(self.tokenizer.sot_sequence), ids, [self.last.frames] * len(texts))
         return [float(np.mean(np.log(np.maximum(np.asarray(r.text_token_probs, np.float64), 1e-12)))) for r in results]
 
+    def word_probabilities(self, text: str) -> list[tuple[str, float]]:
+        """Each word of `text` and the probability of its least probable token, whisper reading the last utterance
+        (teacher-forced, no prompt: one decoder pass). A word is its tokens from one that starts with a space."""
+        if self.last is None or not text.strip():
+            return []
+        ids = self.tokenizer.encode(" " + text.strip())
+        result = self.model.model.align(self.last.enc, list(self.tokenizer.sot_sequence), [ids], [self.last.frames])[0]
+        words: list[tuple[str, float]] = []
+        for token, p in zip(ids, result.text_token_probs):
+            piece = self.tokenizer.decode([token])
+            if piece.startswith(" ") or not words:
+                words.append((piece.strip(), float(p)))
+            else:
+                words[-1] = (words[-1][0] + piece, min(words[-1][1], float(p)))
+        return words
+
     def _long(self, audio: np.ndarray) -> str:
         segments, _ = self.model.transcribe(audio, language="en", beam_size=1, temperature=0.0,
                                             without_timestamps=True, condition_on_previous_text=False)
-        return " ".join(s.text.strip() for s in segments if s.no_speech_prob < 0.8).strip()
+        kept = [s for s in segments if s.no_speech_prob < 0.8]
+        text = " ".join(s.text.strip() for s in kept).strip()
+        if text:
+            self.heard = Heard(text, float(np.mean([s.avg_logprob for s in kept])),
+                               float(np.mean([s.no_speech_prob for s in kept])))
+        return text

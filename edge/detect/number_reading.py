@@ -12,7 +12,9 @@ is read again:
 - every word right beside an operator that is not a number is tried as each of the numbers that sound most
   like it (espeak-ng's phonemes): "free", "for", "time", "Tim" put back as 3, 4, 9, 10, and "time" beside a
   number written "times";
-- a transcript that repeats its own start ("2 times 7 2 times") is tried without the repetition.
+- a transcript that repeats its own start ("2 times 7 2 times") is tried without the repetition;
+- an ordinal before "time" is the number before "times" ("What is 6th time made?": 6 times, then "made" tried
+  as the numbers that sound like it).
 
 Each candidate that is a whole sum is scored by whisper itself, without any prompt: the mean log-probability
 of its tokens given the audio. The best one replaces the transcript when whisper finds it at most
@@ -26,6 +28,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from edge.backends.locate import ModelMissing
+from edge.detect.asr import Heard
 from edge.language.spoken_math import arithmetic, work_out
 
 # Spoken sums as previous text: whisper then expects number words and operators (not the household's words).
@@ -59,16 +62,33 @@ class Reread:
     def changed(self) -> bool:
         return self.text != self.first
 
+    def heard(self, first: Heard | None) -> Heard | None:
+        """How sure whisper is of the text taken: as of its first reading, or, for a sum taken in its place, as of
+        that sum (its score, the same mean log-probability per token)."""
+        if not self.changed or first is None:
+            return first
+        return Heard(self.text, self.scores.get(self.text, first.logprob), first.no_speech)
+
     def journal(self) -> dict:
         best = sorted(self.scores.items(), key=lambda kv: -kv[1])[:4]
         return {"first": self.first, "taken": self.text, "why": self.why,
                 "scores": {k: round(v, 3) for k, v in best}}
 
 
+_ORDINAL_TIME = re.compile(r"\b(\d+)(?:st|nd|rd|th) times?\b", re.I)
+
+
+def ordinal_times(text: str) -> str:
+    """"6th time" written as the "6 times" it was: the s of "times" run into the number is heard as an ordinal
+    ("What is six times eight?" came out "What is 6th time made?")."""
+    return _ORDINAL_TIME.sub(lambda m: f"{m[1]} times", text)
+
+
 def broken_sum(text: str) -> bool:
     """Whether the words are the frame of a sum (an operator word) that the calculator cannot work out."""
-    frame = OPERATORS.search(text) or _TIME_BY_NUMBER.search(text)
-    if not frame or not re.search(r"[A-Za-z\d]", text[frame.end():]):
+    framed = ordinal_times(text)
+    frame = OPERATORS.search(framed) or _TIME_BY_NUMBER.search(framed)
+    if not frame or not re.search(r"[A-Za-z\d]", framed[frame.end():]):
         return False  # no operator, or nothing after it yet ("What is nine times": a turn still spoken)
     return work_out(text) is None
 
@@ -200,10 +220,11 @@ def reread(asr, first: str) -> Reread | None:
     if not broken_sum(first):
         return None
     second = asr.reread(PROMPT)
-    cut = repeat_cut(first)
+    framed = ordinal_times(first)
+    cut = repeat_cut(framed)
     # The second reading's own broken operands are tried too: it often hears the number's shape better.
-    tried = substitutions(first) + (substitutions(second) if second and second != first else [])
-    candidates = [c for c in dict.fromkeys([second] + ([cut] if cut else []) + tried)
+    tried = substitutions(framed) + (substitutions(ordinal_times(second)) if second and second != first else [])
+    candidates = [c for c in dict.fromkeys([second, framed] + ([cut] if cut else []) + tried)
                   if c and arithmetic(c) is not None]
     if not candidates:
         return Reread(first, first, f"read again with sums as the prompt ({second!r}): still no sum", {})
@@ -214,6 +235,7 @@ def reread(asr, first: str) -> Reread | None:
         return Reread(first, first, f"the best sum, {best!r}, is {loss:.2f} less probable per token than the first "
                                     f"reading (over {MAX_LOSS})", scores)
     source = "the second reading" if best == second else "the words without their repetition" if best == cut \
+        else "the ordinal beside 'time' read as a number" if best == framed \
         else "a number that sounds like the word beside the operator"
     return Reread(first, best, f"a sum frame with no sum; {source} is the most probable sum, {loss:.2f} per token "
                                f"under the first reading", scores)

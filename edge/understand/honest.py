@@ -9,19 +9,14 @@ import re
 from typing import Any
 
 from edge.harness.capability import Outcome, RunContext
+from edge.language.ask_back import NOT_CAUGHT, did_you_say  # noqa: F401 (the frontend asks back in the same words)
 
 NAME = "say_back"
-NOT_CAUGHT = "Sorry, I didn't catch that."
 SUM_NOT_CAUGHT = "Sorry, I didn't catch that sum; please say it again with the numbers."
 HOME_DOWN = "I can't reach Home Assistant right now."
 NO_HOME = "No home devices are connected to me, so I can't do that."
 NO_TIMERS = ("I can't keep a timer or a reminder through this connection, because I could not speak up when it is "
              "due; use Home Assistant's own timers, or ask me in a voice session on the device.")
-
-
-def did_you_say(guess: str) -> str:
-    """'Did you say six times eight?': the likely reading, asked back rather than answered."""
-    return f"Did you say {guess.strip().rstrip('?.!')}?"
 
 
 class SayBack:

@@ -46,6 +46,7 @@ def test_the_base_tokenizer_has_its_first_merge_back(base):
     ("en-029+croak", 160, "How much is one times ten?", 10),  # heard "one time thin"
     ("en-gb-x-gbclan+f4", 190, "Could you tell me what four minus two is?", 2),
     ("en-gb-x-gbclan+f4", 190, "Could you work out eighteen times four for me?", 72),  # "it in times 4"
+    ("en-us", 165, "What is six times eight?", 48),  # "What is 6th time made?": the s of "times" heard as "th"
 ])
 def test_a_misheard_sum_is_read_right_the_second_time(base, voice, wpm, question, value):
     first = base.transcribe(spoken.say(question, voice, wpm))

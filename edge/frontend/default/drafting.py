@@ -22,6 +22,7 @@ from edge.frontend.default import grammar as protocol
 from edge.frontend.default.reply import Reply
 from edge.frontend.default.rules import by_rule
 from edge.frontend.default.turn import Utterance, answerable
+from edge.detect.asr import Heard
 from edge.detect.vad import FrameProb
 
 ASR_TAIL_NS = 150_000_000  # the silence after the last voiced frame that a turn's transcript reads
@@ -55,7 +56,7 @@ class HeardAhead:
     frames: list[FrameProb]
     vad: tuple  # the VAD as the chunk's start found it: the chunk may not hold what was heard (capture's gates)
     tried_ns: int = -1  # the last voice an endpoint was tried for (once each)
-    read: tuple[int, int, str] | None = None  # the transcript read there, as `Utterance.read`
+    read: tuple[int, int, str, Heard | None] | None = None  # the transcript read there, as `Utterance.read`
 
 
 class Drafting:

@@ -10,7 +10,8 @@ handed (edge/bargein): a backchannel lets the reply go on, an interruption
 drops it. Harness results are spoken at an idle listen boundary, or in place
 of the holding phrase that followed their delegate span when they are back
 while it still plays (at a boundary, from what has been delivered by then).
-A restarted frontend gets its chat history back (`resume`) and prefills it again.
+A restarted frontend gets its chat history back (`resume`) and prefills it again. A turn whisper itself
+found unlikely is asked back instead of answered (edge/frontend/default/asking.py).
 
 Replies drafted before the turn is known to have ended: edge/frontend/default/drafting.py.
 """
@@ -29,13 +30,14 @@ from edge.bargein import words as barge_in
 from edge.bargein.policy import by_words
 from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, Overlap, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
+from edge.frontend.default.asking import AskingBack
 from edge.frontend.default.conversation import Conversation
 from edge.frontend.default.drafting import Draft, Drafting, HeardAhead
 from edge.frontend.default.spoken_results import CHARS_PER_S, SpokenResults
 from edge.frontend.default.settings import Settings
 from edge.frontend.default.turn import Utterance, answerable, is_progress
 from edge.detect import number_reading
-from edge.detect.asr import Transcriber
+from edge.detect.asr import Heard, Transcriber
 from edge.frontend.default.llm import DecisionModel
 from edge.frontend.default.reply import FixedStream, Reply
 from edge.frontend.default.rules import by_rule
@@ -45,7 +47,7 @@ log = logging.getLogger(__name__)
 VOICING_WAIT_S = 2.0  # live: how long the warm-up waits for first words sent to the voice to be heard playing
 
 
-class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
+class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Frontend):
     name = "default"
 
     def __init__(self, vad: SileroVad, asr: Transcriber, llm: DecisionModel, settings: Settings) -> None:
@@ -167,6 +169,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
                                 "decided_ns": chunk.t_end_ns, "after_onset_ms": (chunk.t_end_ns - utt.onset_ns) / 1e6,
                                 "voiced_ms": voiced_ms, "asr_ms": round(asr_ms, 1)}
         out.user_text = text
+        heard = self.asr.heard
         if verdict.decision in barge_in.GO_ON:
             self.utt = None  # go on: the reply continues
         elif verdict.decision == "interrupt":
@@ -176,14 +179,22 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             utt.over_playback = False  # from now on it is the user's turn
             if ended:
                 self.utt = None
-                self._answer(chunk, utt, out, text)
+                self._answer(chunk, utt, out, text, heard)
 
-    def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None) -> None:
-        """The user's turn ended: transcribe it and start the reply."""
+    def _answer(self, chunk: Chunk, utt: Utterance, out: ChunkOutput, text: str | None = None,
+                heard: Heard | None = None) -> None:
+        """The user's turn ended: transcribe it and start the reply (or ask back, when it was probably misheard).
+        `heard`: how sure whisper was of `text`, when it was not read by `_transcribe`."""
         if text is None:
             text = self._transcribe(utt, out)
+        if heard is None and utt.read is not None and utt.read[2] == text:
+            heard = utt.read[3]
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
+        about = self._confirmed(text) if text.strip() else None
+        if about is not None:  # "Did you say X?" "Yes.": X is answered, its doubt settled by the yes
+            text, heard = about, None
+            out.info["confirmed"] = about
         draft, self.draft = self.draft, None
         if draft is not None and (draft.text != text or draft.base != self.history or self.reply is not None):
             draft.reply.close()  # drafted on other words, or the conversation moved on since
@@ -197,6 +208,13 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         self.results = collections.deque(r for r in self.results if not is_progress(r))
         self.reply_turn_end_ns = utt.last_voice_ns
         self.holding_at = None
+        asked = self._ask_back(text, heard, out)
+        if asked is not None:
+            if draft is not None:
+                draft.reply.close()
+            self.history = self._with_user(text)
+            self.reply = Reply(FixedStream(asked))
+            return
         if draft is not None:  # drafted at the last boundary on these very words: its first piece is ready
             self.history, self.reply = draft.history, draft.reply
             out.info["drafted"] = True
@@ -233,6 +251,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         audio = utt.samples(utt.last_voice_ns + 150_000_000)
         t0 = time.perf_counter()
         text = self.asr.transcribe(audio)
+        heard = self.asr.heard
         out.info["asr_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         out.info["asr_audio_ms"] = round(len(audio) / RATE * 1e3, 1)
         if self.s.number_reading:
@@ -240,8 +259,11 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             again = number_reading.reread(self.asr, text)
             if again is not None:
                 out.info["asr_reread"] = again.journal() | {"ms": round((time.perf_counter() - t1) * 1e3, 1)}
+                heard = again.heard(heard)
                 text = again.text
-        utt.read = (utt.last_voice_ns, utt.audio_start_ns + len(audio) * 1_000_000_000 // RATE, text)
+        if heard is not None:
+            out.info["asr_logprob"] = round(heard.logprob, 3)
+        utt.read = (utt.last_voice_ns, utt.audio_start_ns + len(audio) * 1_000_000_000 // RATE, text, heard)
         return text
 
     def _continue(self, chunk: Chunk, out: ChunkOutput) -> None:

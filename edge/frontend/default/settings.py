@@ -33,6 +33,15 @@ class Settings:
     asr_beam: int = 5
     number_reading: bool = True  # a sum heard with a broken operand is read again, minded of numbers
     # (edge/detect/number_reading.py; the journal's `asr_reread` says what was read and why)
+    # A turn whisper itself found unlikely is asked back in one short sentence, not answered (edge/detect/
+    # confidence.py, edge/frontend/default/asking.py): its mean log-probability per token under `ask_back_logprob`
+    # ("Sorry, I didn't catch that."; a sum the calculator works out is answered, saying the sum back), or a content
+    # word's probability under `ask_back_word` ("Did you say ...?"; 0: that test off). `bench asr --confidence`
+    # over 240 utterances: under -0.7 are 16 % of transcripts heard right and 55 % of those misheard (70 % of the
+    # badly misheard); a word under 0.05 caught 4 more of 133 for a decoder pass a turn (docs/measurements/answers.md).
+    ask_back: bool = True
+    ask_back_logprob: float = -0.7
+    ask_back_word: float = 0.0
     rules: bool = True  # sums, conversions and the clock go to the harness, "what did I just say" is answered
     # from the history (edge/frontend/default/rules.py): the 0.5B model gets them wrong
     context: int = 2048  # the chat model's context in tokens (the session's `context`, None: this)
@@ -54,5 +63,5 @@ class Settings:
 
 # The session settings (SessionConfig fields or extra options) the default frontend takes, by the same name.
 FROM_SESSION = ("threads", "endpoint_ms", "max_reply_tokens", "tokens_per_chunk", "asr", "asr_beam", "rules",
-                "number_reading", "context", "kv_type", "llm_gguf")
+                "number_reading", "ask_back", "ask_back_logprob", "ask_back_word", "context", "kv_type", "llm_gguf")
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from edge.audio_format import RATE
 from edge.bargein import words as barge_in
+from edge.detect.asr import Heard
 from edge.frontend.base import ResultToSay
 
 
@@ -29,7 +30,8 @@ class Utterance:
     audio: list[np.ndarray] = field(default_factory=list)
     voiced_frames: int = 0
     over_playback: bool = False  # started while the assistant was speaking
-    read: tuple[int, int, str] | None = None  # the newest transcript: (last voice then, its audio's end, text)
+    # The newest transcript: (last voice then, its audio's end, text, how sure whisper was of it)
+    read: tuple[int, int, str, Heard | None] | None = None
 
     def samples(self, end_ns: int | None = None) -> np.ndarray:
         a = np.concatenate(self.audio) if self.audio else np.zeros(0, np.float32)
