@@ -18,6 +18,7 @@ from edge.clock import Clock, MonotonicClock, VirtualClock
 from edge.graph.endpoints import Endpoints
 from edge.graph.node import DATA_HWM, Node, NodeIO, NodeSpec
 from edge.graph.plain import from_plain
+from edge.graph.proxy_topics import ProxyTopics
 from edge.graph.reliable import Dedup, Outbox
 from edge.graph.two_paths import TwoPaths
 from edge.wire import Envelope, Rejects, WireError, acknowledger, decode, encode, receives, topic_of
@@ -43,6 +44,8 @@ class NodeRunner:
         self.pending: list[m.Interrupt] = []  # virtual clock: interrupts waiting for the data of their epoch
         self.paths = TwoPaths()  # direct bus: one copy of each message handled
         self.direct: zmq.Socket | None = None  # direct bus: the subscriber on the other nodes' own sockets
+        self.sub: zmq.Socket | None = None  # the subscriber on the proxy
+        self.routes: ProxyTopics | None = None  # direct bus: which topics are taken off the proxy (proven senders)
         self.peers = frozenset(spec.peers)
 
     def run(self) -> None:
@@ -71,7 +74,9 @@ class NodeRunner:
         node = self.node_cls(io, settings, self.spec.restore)
         for t in node.topics():
             sub.setsockopt(zmq.SUBSCRIBE, t.encode())
-        self.direct = direct
+        self.direct, self.sub = direct, sub
+        if direct is not None:
+            self.routes = ProxyTopics(node.topics(), self.spec.name, self.spec.peers)
         try:
             io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
             t0 = time.monotonic()
@@ -209,6 +214,11 @@ class NodeRunner:
         msg = env.msg
         if isinstance(msg, m.Shutdown):
             node.stop = True
+        elif isinstance(msg, m.LifeEnded):
+            if self.routes is not None:
+                self.paths.ended(msg.node)
+                self._reroute()
+            io.control(m.ProxyAgain(self.spec.name, msg.node))  # the supervisor starts its next life then
         elif isinstance(msg, m.Interrupt) and msg.epoch > io.epoch:
             if isinstance(self.clock, VirtualClock):
                 # Held until the data stream reaches its epoch: how control and data interleave depends on
@@ -248,7 +258,10 @@ class NodeRunner:
             # numbers are their own affair) come once, through the proxy.
             if origin is not None and origin[2] != m.Probe.TYPE and origin[0] in self.peers:
                 src, seq, _ = origin
-                if not self.paths.accept(src, seq, direct):
+                handle = self.paths.accept(src, seq, direct)
+                if self.paths.changed:
+                    self._reroute()
+                if not handle:
                     return  # the other path's copy was handled
         env = self._decode(frames)
         if env is None:
@@ -287,8 +300,21 @@ class NodeRunner:
             node.on_message(env)
         self.handled += 1
 
+    def _reroute(self) -> None:
+        """Take the topics whose senders are all proven off the proxy; put back those whose are not."""
+        assert self.routes is not None and self.sub is not None
+        self.paths.changed = False
+        drop, back = self.routes.update(self.paths.proven)
+        for t in back:
+            self.sub.setsockopt(zmq.SUBSCRIBE, t.encode())
+        for t in drop:
+            self.sub.setsockopt(zmq.UNSUBSCRIBE, t.encode())
+
     def _stats(self, node: Node, io: NodeIO) -> dict[str, Any]:
         return {"handled": self.handled, "sent": io.sent, "rejected": self.rejects.as_dict(),
                 "unacked": len(self.outbox), "resent": self.outbox.resent,
-                "duplicates": self.dedup.duplicates, **({"paths": self.paths.stats()} if self.direct else {}),
+                "duplicates": self.dedup.duplicates, **({"paths": self._path_stats()} if self.direct else {}),
                 **node.stats()}
+
+    def _path_stats(self) -> dict[str, int]:
+        return {**self.paths.stats(), "off_proxy": len(self.routes.off) if self.routes is not None else 0}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from edge.wire.registry import ANY_NODE, CONTROL, SUPERVISOR, Message, field, message
 
 __all__ = ["Hello", "Ready", "Start", "Fatal", "Heartbeat", "Checkpoint", "Finished", "Shutdown", "Interrupt",
-           "NodeEvent", "SessionEnd", "Probe", "Ack"]
+           "NodeEvent", "SessionEnd", "Probe", "Ack", "LifeEnded", "ProxyAgain"]
 
 
 @message
@@ -175,3 +175,25 @@ class Ack(Message):
     """Its type."""
     by: str = ""
     """The node acknowledging it."""
+
+
+@message
+class LifeEnded(Message):
+    """supervisor -> any node: a node's life ended and its next one is on its way; what that life sends comes
+    through the proxy until its direct path is proven again (edge/graph/proxy_topics.py)."""
+
+    TYPE = "life_ended"; TOPIC = CONTROL; SENDERS = (SUPERVISOR,); RECEIVERS = (ANY_NODE,)
+    node: str
+    """The node that will be restarted."""
+
+
+@message
+class ProxyAgain(Message):
+    """any node -> supervisor: this node hears `peer` through the proxy again; the supervisor starts the peer's
+    next life once every running node has said so, so none of its messages is missed on both paths."""
+
+    TYPE = "proxy_again"; TOPIC = CONTROL; SENDERS = (ANY_NODE,); RECEIVERS = (SUPERVISOR,)
+    node: str
+    """The node saying so."""
+    peer: str
+    """The node whose life ended (LifeEnded.node)."""
