@@ -215,6 +215,7 @@ class NodeRunner:
         if isinstance(msg, m.Shutdown):
             node.stop = True
         elif isinstance(msg, m.LifeEnded):
+            self.outbox.holder_gone(msg.node)
             if self.routes is not None:
                 self.paths.ended(msg.node)
                 self._reroute()
@@ -270,7 +271,10 @@ class NodeRunner:
         if self.direct is not None and env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
             io.handled_from[env.src] = env.seq  # named in what this node sends next (see NodeIO.handled_from)
         if isinstance(msg, m.Ack):
-            self.outbox.ack(msg.id)
+            if msg.held:
+                self.outbox.held(msg.id, msg.by)
+            else:
+                self.outbox.ack(msg.id)
             return
         if isinstance(msg, m.Probe):
             return
@@ -289,13 +293,13 @@ class NodeRunner:
             acks = acknowledger(type(msg)) == node.name
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
-                if acks and not io.holds(msg_id):  # a held one is acknowledged when its work is done
-                    io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+                if acks:  # a held one is acknowledged for good when its work is done
+                    io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name, held=io.holds(msg_id)))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
-            if acks and not io.holds(msg_id):
-                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+            if acks:
+                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name, held=io.holds(msg_id)))
         else:
             node.on_message(env)
         self.handled += 1

@@ -158,9 +158,8 @@ class Supervisor:
                     self._life_ended(c)
 
     def _life_ended(self, c: Child) -> None:
-        """Direct bus: every running node takes `c`'s topics back on the proxy before its next life starts."""
-        if not self.ep.direct:
-            return
+        """Every running node re-sends what `c` held and (direct bus) takes `c`'s topics back on the proxy, before
+        its next life starts."""
         c.listeners = {n for n, o in self.children.items() if n != c.name and o.state == ChildState.RUNNING}
         for n in c.listeners:
             self._send(n, m.LifeEnded(c.name))

@@ -175,12 +175,14 @@ class Ack(Message):
     """Its type."""
     by: str = ""
     """The node acknowledging it."""
+    held: bool = False
+    """Received, its work still going on: not re-sent until acknowledged for good or this node's life ends."""
 
 
 @message
 class LifeEnded(Message):
-    """supervisor -> any node: a node's life ended and its next one is on its way; what that life sends comes
-    through the proxy until its direct path is proven again (edge/graph/proxy_topics.py)."""
+    """supervisor -> any node: a node's life ended and its next one is on its way: what it held is sent again,
+    and on the direct bus that life is heard through the proxy until its path is proven (edge/graph/proxy_topics.py)."""
 
     TYPE = "life_ended"; TOPIC = CONTROL; SENDERS = (SUPERVISOR,); RECEIVERS = (ANY_NODE,)
     node: str
@@ -189,8 +191,8 @@ class LifeEnded(Message):
 
 @message
 class ProxyAgain(Message):
-    """any node -> supervisor: this node hears `peer` through the proxy again; the supervisor starts the peer's
-    next life once every running node has said so, so none of its messages is missed on both paths."""
+    """any node -> supervisor: this node hears `peer` through the proxy again and re-sends what it held; the
+    supervisor starts the peer's next life once every running node has said so, so nothing is missed."""
 
     TYPE = "proxy_again"; TOPIC = CONTROL; SENDERS = (ANY_NODE,); RECEIVERS = (SUPERVISOR,)
     node: str
