@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from edge.wire import ANY_NODE, OUTSIDE, SUPERVISOR, all_types, on_bus, topic_of
+from edge import messages as m
+from edge.wire import ANY_NODE, OUTSIDE, SUPERVISOR, Message, acknowledger, all_types, on_bus, topic_of
 
 
 def senders_by_topic(topics: Iterable[str], node: str, peers: Iterable[str]) -> dict[str, frozenset[str] | None]:
@@ -25,13 +26,22 @@ def senders_by_topic(topics: Iterable[str], node: str, peers: Iterable[str]) -> 
         pinned = False
         for cls in all_types().values():
             if on_bus(cls) and topic_of(cls, node) == topic:
-                senders |= set(cls.SENDERS) & graph
-                pinned = pinned or any(s in _NOT_A_NODE for s in cls.SENDERS)
+                named = _senders(cls, node)
+                senders |= set(named) & graph
+                pinned = pinned or any(s in _NOT_A_NODE for s in named)
         out[topic] = None if pinned or not senders else frozenset(senders)
     return out
 
 
 _NOT_A_NODE = (ANY_NODE, SUPERVISOR, OUTSIDE)
+
+
+def _senders(cls: type[Message], node: str) -> tuple[str, ...]:
+    """Who may send `cls` to `node`: its declared senders; for an Ack, the nodes that acknowledge what `node`
+    sends reliably (only they publish on ack.<node>)."""
+    if cls is not m.Ack:
+        return cls.SENDERS
+    return tuple(acknowledger(t) for t in all_types().values() if t.RELIABLE and node in t.SENDERS)
 
 
 class ProxyTopics:

@@ -294,12 +294,12 @@ class NodeRunner:
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
                 if acks:  # a held one is acknowledged for good when its work is done
-                    io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name, held=io.holds(msg_id)))
+                    io.ack(msg_id, msg.TYPE, env.src, held=io.holds(msg_id))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
             if acks:
-                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name, held=io.holds(msg_id)))
+                io.ack(msg_id, msg.TYPE, env.src, held=io.holds(msg_id))
         else:
             node.on_message(env)
         self.handled += 1

@@ -166,9 +166,11 @@ class Probe(Message):
 
 @message
 class Ack(Message):
-    """any node -> any node: the receiver of a reliable message handled it (stored, played, ...)."""
+    """any node -> any node: the receiver of a reliable message handled it (stored, played, ...); sent on the
+    sender's own topic (ack.<node>), so no other node wakes for it."""
 
     TYPE = "ack"; TOPIC = "ack"; SENDERS = (ANY_NODE,); RECEIVERS = (ANY_NODE,)
+    PER_NODE = True
     id: str
     """The acknowledged message's id."""
     of: str = ""

@@ -1,5 +1,6 @@
 """A reliable message its receiver holds (speech playing the words) is not re-sent while the receiver lives:
-each re-send woke every receiver and the recorder again. Once the holder's life ends it is re-sent as before."""
+each re-send woke every receiver and the recorder again. Once the holder's life ends it is re-sent as before.
+An acknowledgement goes only to the node it answers."""
 from __future__ import annotations
 
 import collections
@@ -9,10 +10,13 @@ import soundfile as sf
 
 from edge import messages as m
 from edge.graph import reliable
+from edge.clock import VirtualClock
+from edge.graph.node import NodeIO
 from edge.graph.reliable import Outbox
 from edge.graph.supervisor import SupervisorSettings
-from edge.session import SessionConfig, make_supervisor, nodes_for
+from edge.session import ALL_NODES, SessionConfig, make_supervisor, nodes_for
 from edge.timeline.journal import Journal
+from edge.wire import topics_for
 
 
 def test_a_held_message_waits_for_its_final_ack_or_the_end_of_its_holders_life(monkeypatch):
@@ -51,3 +55,23 @@ def test_words_being_played_are_sent_once(tmp_path):
     # every 0.25-2 s meanwhile. Now only one whose held Ack was slower than the first re-send may come twice.
     assert len(sends) == 20 and played == set(sends)
     assert sum(sends.values()) <= 22, f"{sum(sends.values())} sends of 20 replies"
+
+
+class _Pub:
+    def __init__(self) -> None:
+        self.sent: list[list[bytes]] = []
+
+    def send_multipart(self, frames, copy: bool = True) -> None:
+        self.sent.append(list(frames))
+
+
+def test_an_ack_wakes_only_the_node_it_answers():
+    pub = _Pub()
+    io = NodeIO("speech", pub, None, VirtualClock(), Outbox())  # type: ignore[arg-type]
+    io.hold_ack("speak-1", m.SpeakText.TYPE, "frontend")
+    io.release_ack("speak-1")
+    io.ack("play-1", m.PlaybackAck.TYPE, "speech")
+    assert [f[0] for f in pub.sent] == [b"ack.frontend", b"ack.speech"]
+    # Each node hears only its own acknowledgements (every node used to wake for every Ack, on both paths).
+    for node in ALL_NODES:
+        assert [t for t in topics_for(node) if t.startswith("ack")] == [f"ack.{node}"]
