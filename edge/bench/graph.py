@@ -38,6 +38,7 @@ class CaseResult:
     overheads_ms: list[float]  # per chunk, the first (start-up) left out
     messages: int  # bus messages in the journal
     wakeups: int  # of every thread of the graph while the session ran (edge.bench.wakeups)
+    second_copies: int = 0  # direct bus: messages a node received on both paths (the proxy's copy dropped)
 
 
 def overheads(journal: Path) -> list[float]:
@@ -108,7 +109,8 @@ def measure_case(work: Path, chunk_ms: int, seconds: float, pace: float, inproce
         raise RuntimeError(f"{tag} session failed: {report.reason}")
     journal = work / f"{tag}.journal"
     messages = sum(1 for _ in Journal(journal).records())
-    return CaseResult(overheads(journal)[1:], messages, wakeups)  # chunk 0 includes start-up
+    second = sum(s.get("paths", {}).get("second_copies", 0) for s in report.node_stats.values())
+    return CaseResult(overheads(journal)[1:], messages, wakeups, second)  # chunk 0 includes start-up
 
 
 def _ratio_line(what: str, new: list[float], old: list[float], against: str) -> str:
@@ -152,7 +154,7 @@ def main(argv: list[str]) -> int:
     pooled: dict[tuple[str, bool, bool], list[float]] = {}
     wakeups: dict[str, list[int]] = {b: [0, 0] for b in buses}  # processes, no observer: wake-ups, messages
     print(f"{'chunk':>7} {'mode':>11} {'bus':>7} {'http':>5} {'n':>5} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
-          f"{'wake-ups/msg':>12}")
+          f"{'wake-ups/msg':>12} {'2nd copies/msg':>14}")
     for chunk_ms in chunks:
         for inprocess in (False, True):
             for observed in ((False, True) if http else (False,)):
@@ -167,7 +169,8 @@ def main(argv: list[str]) -> int:
                     mode = "in-process" if inprocess else "processes"
                     print(f"{chunk_ms:>5}ms {mode:>11} {bus:>7} {'on' if observed else 'off':>5} {len(vals):>5} "
                           f"{pct(vals, 50):>8.3f} {pct(vals, 99):>8.3f} {max(vals):>8.3f} "
-                          f"{r.wakeups / max(1, r.messages):>12.1f}", flush=True)
+                          f"{r.wakeups / max(1, r.messages):>12.1f} {r.second_copies / max(1, r.messages):>14.2f}",
+                          flush=True)
     for bus in buses:
         x, y = pct(pooled[bus, False, False], 99), pct(pooled[bus, True, False], 99)
         print(f"graph overhead p99 {x:.3f} ms, in-process {y:.3f} ms, ratio {x / y:.2f} (bus {bus}, "

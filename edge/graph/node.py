@@ -18,7 +18,7 @@ from edge import messages as m
 from edge.clock import Clock
 from edge.graph.reliable import Outbox
 from edge.graph.two_paths import first_seq
-from edge.wire import Envelope, Message, encode, topics_for, with_seq
+from edge.wire import Envelope, Message, encode, topic_of, topics_for, with_seq
 
 log = logging.getLogger(__name__)
 
@@ -56,18 +56,20 @@ class NodeIO:
         self._outbox = outbox
         self._lock = threading.Lock()  # nodes may publish from a worker thread
         self.sent = 0
-        self._held: dict[str, str] = {}  # reliable message id -> its type: acknowledged once its work is done
+        self._held: dict[str, tuple[str, str]] = {}  # reliable message id -> (type, sender): acknowledged once done
         # Direct bus: the newest seq handled from each other sender. Sent with every message, so the recorder
         # (which gets everything through the proxy, where a cause can lag its effect) journals causes first.
         self.handled_from: dict[str, int] = {}
 
-    def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None) -> list[bytes]:
+    def _frames(self, msg: Message, payload: tuple[bytes, ...] | list[bytes], t_ns: int | None,
+                topic: str | None = None) -> list[bytes]:
         return encode(msg, seq=next(self._seq), epoch=self.epoch,
                       t_ns=self.clock.now_ns() if t_ns is None else t_ns, src=self.name, payload=payload,
-                      after=dict(self.handled_from) if self.handled_from else None)
+                      after=dict(self.handled_from) if self.handled_from else None, topic=topic)
 
-    def publish(self, msg: Message, payload: tuple[bytes, ...] | list[bytes] = (), t_ns: int | None = None) -> None:
-        frames = self._frames(msg, payload, t_ns)
+    def publish(self, msg: Message, payload: tuple[bytes, ...] | list[bytes] = (), t_ns: int | None = None,
+                topic: str | None = None) -> None:
+        frames = self._frames(msg, payload, t_ns, topic)
         with self._lock:
             if msg.RELIABLE:
                 self._outbox.add(msg.id, frames)  # type: ignore[attr-defined]
@@ -98,18 +100,22 @@ class NodeIO:
             for frames in self._outbox.due():
                 self._pub.send_multipart(with_seq(frames, next(self._seq)))
 
-    def hold_ack(self, msg_id: str, msg_type: str) -> None:
+    def ack(self, msg_id: str, msg_type: str, sender: str, held: bool = False) -> None:
+        """Acknowledge a reliable message to the node that sent it (on its own topic, ack.<sender>)."""
+        self.publish(m.Ack(msg_id, msg_type, self.name, held), topic=topic_of(m.Ack, sender))
+
+    def hold_ack(self, msg_id: str, msg_type: str, sender: str) -> None:
         """From `on_message`: do not acknowledge this reliable message on receipt, but when `release_ack` says
         its work is done; until then its sender keeps it and sends it again, to a restarted node too."""
-        self._held[msg_id] = msg_type
+        self._held[msg_id] = (msg_type, sender)
 
     def holds(self, msg_id: str) -> bool:
         return msg_id in self._held
 
     def release_ack(self, msg_id: str) -> None:
-        msg_type = self._held.pop(msg_id, None)
-        if msg_type is not None:
-            self.publish(m.Ack(msg_id, msg_type, self.name))
+        held = self._held.pop(msg_id, None)
+        if held is not None:
+            self.ack(msg_id, *held)
 
     def held(self) -> list[str]:
         return list(self._held)

@@ -5,12 +5,15 @@ import collections
 import time
 from dataclasses import dataclass
 
+HELD_RESEND_S = 5.0  # a message its receiver holds is re-sent this seldom: only a lost final Ack needs it
+
 
 @dataclass
 class _Pending:
     frames: list[bytes]
     next_send: float
     attempts: int
+    holder: str = ""  # the node that has it and still works on it (Ack.held): no re-sends while it lives
 
 
 class Outbox:
@@ -28,6 +31,21 @@ class Outbox:
     def ack(self, msg_id: str) -> bool:
         return self._pending.pop(msg_id, None) is not None
 
+    def held(self, msg_id: str, by: str) -> None:
+        """`by` has the message and acknowledges it once its work is done: re-sending it would only wake every
+        receiver again, so it waits for that Ack, or for `by`'s next life (`holder_gone`)."""
+        p = self._pending.get(msg_id)
+        if p is not None:
+            p.holder = by
+            p.next_send = time.monotonic() + HELD_RESEND_S
+
+    def holder_gone(self, node: str) -> None:
+        """`node`'s life ended: what it held is re-sent as before, so its next life gets it."""
+        now = time.monotonic()
+        for p in self._pending.values():
+            if p.holder == node:
+                p.holder, p.attempts, p.next_send = "", 1, now + self.resend_s
+
     def due(self) -> list[list[bytes]]:
         """Frames to re-send now; each resend backs off up to `max_resend_s`."""
         now = time.monotonic()
@@ -35,7 +53,8 @@ class Outbox:
         for p in self._pending.values():
             if p.next_send <= now:
                 p.attempts += 1
-                p.next_send = now + min(self.max_resend_s, self.resend_s * 2 ** min(p.attempts - 1, 6))
+                p.next_send = now + (HELD_RESEND_S if p.holder else
+                                     min(self.max_resend_s, self.resend_s * 2 ** min(p.attempts - 1, 6)))
                 out.append(p.frames)
         self.resent += len(out)
         return out

@@ -18,6 +18,7 @@ from edge.clock import Clock, MonotonicClock, VirtualClock
 from edge.graph.endpoints import Endpoints
 from edge.graph.node import DATA_HWM, Node, NodeIO, NodeSpec
 from edge.graph.plain import from_plain
+from edge.graph.proxy_topics import ProxyTopics
 from edge.graph.reliable import Dedup, Outbox
 from edge.graph.two_paths import TwoPaths
 from edge.wire import Envelope, Rejects, WireError, acknowledger, decode, encode, receives, topic_of
@@ -43,6 +44,8 @@ class NodeRunner:
         self.pending: list[m.Interrupt] = []  # virtual clock: interrupts waiting for the data of their epoch
         self.paths = TwoPaths()  # direct bus: one copy of each message handled
         self.direct: zmq.Socket | None = None  # direct bus: the subscriber on the other nodes' own sockets
+        self.sub: zmq.Socket | None = None  # the subscriber on the proxy
+        self.routes: ProxyTopics | None = None  # direct bus: which topics are taken off the proxy (proven senders)
         self.peers = frozenset(spec.peers)
 
     def run(self) -> None:
@@ -71,7 +74,9 @@ class NodeRunner:
         node = self.node_cls(io, settings, self.spec.restore)
         for t in node.topics():
             sub.setsockopt(zmq.SUBSCRIBE, t.encode())
-        self.direct = direct
+        self.direct, self.sub = direct, sub
+        if direct is not None:
+            self.routes = ProxyTopics(node.topics(), self.spec.name, self.spec.peers)
         try:
             io.control(m.Hello(self.spec.name, os.getpid(), self.spec.restarts))
             t0 = time.monotonic()
@@ -209,6 +214,12 @@ class NodeRunner:
         msg = env.msg
         if isinstance(msg, m.Shutdown):
             node.stop = True
+        elif isinstance(msg, m.LifeEnded):
+            self.outbox.holder_gone(msg.node)
+            if self.routes is not None:
+                self.paths.ended(msg.node)
+                self._reroute()
+            io.control(m.ProxyAgain(self.spec.name, msg.node))  # the supervisor starts its next life then
         elif isinstance(msg, m.Interrupt) and msg.epoch > io.epoch:
             if isinstance(self.clock, VirtualClock):
                 # Held until the data stream reaches its epoch: how control and data interleave depends on
@@ -248,7 +259,10 @@ class NodeRunner:
             # numbers are their own affair) come once, through the proxy.
             if origin is not None and origin[2] != m.Probe.TYPE and origin[0] in self.peers:
                 src, seq, _ = origin
-                if not self.paths.accept(src, seq, direct):
+                handle = self.paths.accept(src, seq, direct)
+                if self.paths.changed:
+                    self._reroute()
+                if not handle:
                     return  # the other path's copy was handled
         env = self._decode(frames)
         if env is None:
@@ -257,7 +271,10 @@ class NodeRunner:
         if self.direct is not None and env.src != io.name and env.seq > io.handled_from.get(env.src, -1):
             io.handled_from[env.src] = env.seq  # named in what this node sends next (see NodeIO.handled_from)
         if isinstance(msg, m.Ack):
-            self.outbox.ack(msg.id)
+            if msg.held:
+                self.outbox.held(msg.id, msg.by)
+            else:
+                self.outbox.ack(msg.id)
             return
         if isinstance(msg, m.Probe):
             return
@@ -276,19 +293,32 @@ class NodeRunner:
             acks = acknowledger(type(msg)) == node.name
             msg_id = msg.id  # type: ignore[attr-defined]
             if self.dedup.seen(msg_id):
-                if acks and not io.holds(msg_id):  # a held one is acknowledged when its work is done
-                    io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+                if acks:  # a held one is acknowledged for good when its work is done
+                    io.ack(msg_id, msg.TYPE, env.src, held=io.holds(msg_id))
                 return
             node.on_message(env)  # handled (e.g. stored durably) before it is acknowledged
             self.dedup.remember(msg_id)
-            if acks and not io.holds(msg_id):
-                io.publish(m.Ack(msg_id, msg.TYPE, self.spec.name))
+            if acks:
+                io.ack(msg_id, msg.TYPE, env.src, held=io.holds(msg_id))
         else:
             node.on_message(env)
         self.handled += 1
 
+    def _reroute(self) -> None:
+        """Take the topics whose senders are all proven off the proxy; put back those whose are not."""
+        assert self.routes is not None and self.sub is not None
+        self.paths.changed = False
+        drop, back = self.routes.update(self.paths.proven)
+        for t in back:
+            self.sub.setsockopt(zmq.SUBSCRIBE, t.encode())
+        for t in drop:
+            self.sub.setsockopt(zmq.UNSUBSCRIBE, t.encode())
+
     def _stats(self, node: Node, io: NodeIO) -> dict[str, Any]:
         return {"handled": self.handled, "sent": io.sent, "rejected": self.rejects.as_dict(),
                 "unacked": len(self.outbox), "resent": self.outbox.resent,
-                "duplicates": self.dedup.duplicates, **({"paths": self.paths.stats()} if self.direct else {}),
+                "duplicates": self.dedup.duplicates, **({"paths": self._path_stats()} if self.direct else {}),
                 **node.stats()}
+
+    def _path_stats(self) -> dict[str, int]:
+        return {**self.paths.stats(), "off_proxy": len(self.routes.off) if self.routes is not None else 0}

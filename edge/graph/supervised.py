@@ -103,6 +103,9 @@ class Child:
     restart_at: float | None = None
     finished: bool = False
     restore: dict = field(default_factory=dict)
+    # Direct bus: the running nodes that have not yet said they hear this node through the proxy again; its next
+    # life is started once none is left (edge/graph/proxy_topics.py).
+    listeners: set[str] = field(default_factory=set)
 
     @property
     def inprocess(self) -> bool:

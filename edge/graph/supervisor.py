@@ -154,6 +154,25 @@ class Supervisor:
             elif (trouble := c.trouble(now)) is not None:
                 stop = c.restart(trouble)
                 self._stop_reason = self._stop_reason or stop
+                if stop is None:
+                    self._life_ended(c)
+
+    def _life_ended(self, c: Child) -> None:
+        """Every running node re-sends what `c` held and (direct bus) takes `c`'s topics back on the proxy, before
+        its next life starts."""
+        c.listeners = {n for n, o in self.children.items() if n != c.name and o.state == ChildState.RUNNING}
+        for n in c.listeners:
+            self._send(n, m.LifeEnded(c.name))
+
+    def _start_ready(self) -> None:
+        """Start each restarted node that is ready, once no running node still has to hear it via the proxy."""
+        for c in self.children.values():
+            if c.state != ChildState.READY:
+                continue
+            c.listeners = {n for n in c.listeners
+                           if self.children[n].state == ChildState.RUNNING and self.children[n].alive()}
+            if not c.listeners:
+                c.run(self.epoch, self.origin_ns)
 
     # --- control ------------------------------------------------------------------------
     def _on_control(self, frames: list[bytes]) -> None:
@@ -171,9 +190,10 @@ class Supervisor:
         if isinstance(msg, m.Hello):
             c.on_hello()
         elif isinstance(msg, m.Ready):
-            c.on_ready(msg.busy_s, msg.setup_ms)
-            if self.started:
-                c.run(self.epoch, self.origin_ns)
+            c.on_ready(msg.busy_s, msg.setup_ms)  # started by _start_ready once the session runs
+        elif isinstance(msg, m.ProxyAgain):
+            if msg.peer in self.children:
+                self.children[msg.peer].listeners.discard(ident)
         elif isinstance(msg, m.Finished):
             c.on_finished()
         elif isinstance(msg, m.Fatal):
@@ -231,6 +251,8 @@ class Supervisor:
                 while self.ctl.poll(0):
                     self._on_control(self.ctl.recv_multipart())
             self._check_children()
+            if self.started:
+                self._start_ready()
             self._watchdog()
             while self.started and not self.typed.empty():
                 self._publish(m.TypedText(self.typed.get()))

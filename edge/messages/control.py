@@ -8,7 +8,7 @@ from __future__ import annotations
 from edge.wire.registry import ANY_NODE, CONTROL, SUPERVISOR, Message, field, message
 
 __all__ = ["Hello", "Ready", "Start", "Fatal", "Heartbeat", "Checkpoint", "Finished", "Shutdown", "Interrupt",
-           "NodeEvent", "SessionEnd", "Probe", "Ack"]
+           "NodeEvent", "SessionEnd", "Probe", "Ack", "LifeEnded", "ProxyAgain"]
 
 
 @message
@@ -166,12 +166,38 @@ class Probe(Message):
 
 @message
 class Ack(Message):
-    """any node -> any node: the receiver of a reliable message handled it (stored, played, ...)."""
+    """any node -> any node: the receiver of a reliable message handled it (stored, played, ...); sent on the
+    sender's own topic (ack.<node>), so no other node wakes for it."""
 
     TYPE = "ack"; TOPIC = "ack"; SENDERS = (ANY_NODE,); RECEIVERS = (ANY_NODE,)
+    PER_NODE = True
     id: str
     """The acknowledged message's id."""
     of: str = ""
     """Its type."""
     by: str = ""
     """The node acknowledging it."""
+    held: bool = False
+    """Received, its work still going on: not re-sent until acknowledged for good or this node's life ends."""
+
+
+@message
+class LifeEnded(Message):
+    """supervisor -> any node: a node's life ended and its next one is on its way: what it held is sent again,
+    and on the direct bus that life is heard through the proxy until its path is proven (edge/graph/proxy_topics.py)."""
+
+    TYPE = "life_ended"; TOPIC = CONTROL; SENDERS = (SUPERVISOR,); RECEIVERS = (ANY_NODE,)
+    node: str
+    """The node that will be restarted."""
+
+
+@message
+class ProxyAgain(Message):
+    """any node -> supervisor: this node hears `peer` through the proxy again and re-sends what it held; the
+    supervisor starts the peer's next life once every running node has said so, so nothing is missed."""
+
+    TYPE = "proxy_again"; TOPIC = CONTROL; SENDERS = (ANY_NODE,); RECEIVERS = (SUPERVISOR,)
+    node: str
+    """The node saying so."""
+    peer: str
+    """The node whose life ended (LifeEnded.node)."""

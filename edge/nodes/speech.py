@@ -146,7 +146,7 @@ class SpeechNode(Node):
                 self.pacing.stale(msg)
                 return
             self.last_speak = None if msg.index in self.turn_ends else msg
-            self.io.hold_ack(msg.id, msg.TYPE)
+            self.io.hold_ack(msg.id, msg.TYPE, env.src)
             self.held[msg.id] = msg.epoch
             self.pacing.speak(msg, env.t_ns, self.io.clock.now_ns() - env.t_ns, _hidden_states(msg, env.payload))
             self.tick_soon = True  # playback starts at the block its first piece is ready, not at an idle tick

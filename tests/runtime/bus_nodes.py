@@ -5,6 +5,8 @@ which every exit path calls)."""
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 from edge import messages as m
 from edge.graph.node import Node
@@ -33,13 +35,14 @@ class _Logging(Node):
         super().__init__(io, settings, restore)
         self.sent: list[list] = []
         self.got: list[list] = []
+        self.out: str = settings["out"]
 
     def send(self, msg: m.Message, payload: tuple[bytes, ...] = ()) -> None:
         self.io.publish(msg, payload)
         self.sent.append(key(msg))
 
     def close(self) -> None:
-        with open(self.settings["out"], "w") as f:
+        with open(self.out, "w") as f:
             json.dump({"sent": self.sent, "got": self.got}, f)
 
 
@@ -82,3 +85,25 @@ class AnsweringFrontend(_Logging):
             self.send(m.ChunkDecision(env.msg.index, "listen"))
         elif isinstance(env.msg, m.EndOfInput):
             self.done = True
+
+
+CRASH_AT = 120  # the chunk before which a crashing capture's first life ends
+
+
+class CrashingCapture(InterleavingCapture):
+    """The interleaving capture, whose first life raises before chunk CRASH_AT; the next life sends everything
+    again from chunk 0. Each life logs to its own file: `out`, then `out` + ".next"."""
+
+    def setup(self) -> None:
+        self.marker = Path(self.settings["out"] + ".crashed")
+        self.first_life = not self.marker.exists()
+        if not self.first_life:
+            self.out += ".next"
+
+    def tick(self) -> float | None:
+        if self.first_life and self.k == CRASH_AT:
+            self.close()
+            self.marker.touch()
+            time.sleep(0.2)  # what this life sent leaves its sockets before the crash
+            raise RuntimeError("capture crashes here on purpose")
+        return super().tick()
