@@ -258,3 +258,68 @@ def test_a_sum_answered_by_the_harness_is_the_assistants_turn_and_the_next_quest
     outs = feed.run(question) + feed.run(np.zeros(16000 * 6, np.float32))
     reply = " ".join(o.text for o in outs if o.text)
     assert not any(o.delegates for o in outs) and "vinci" in reply.lower() and "84" not in reply, reply
+
+
+def test_a_result_back_at_an_idle_moment_is_known_ahead_in_the_words_its_boundary_says(frontend):
+    """Live, the frontend node hands these words to the voice as the result comes (DraftAhead): they must be
+    the very words the next boundary says, and nothing while the user is talking (it would wait for the turn)."""
+    feed = Feed(frontend)
+    feed.k = 750
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    result = ResultToSay("ahead1", "It's 6:39 in the morning <delegate>x</delegate> in Tokyo.")
+    frontend.deliver(result)
+    words = frontend.result_ahead(result)
+    said = feed.run(np.zeros(16000, np.float32))[0]
+    assert said.backend_id == "ahead1" and words and words == said.text
+    question, _ = spoken.timeline([(0.2, "What is two plus two?")], 3.0)
+    feed.run(question[:16000])  # the user is still talking at this boundary
+    later = ResultToSay("ahead2", "The oven timer is done.")
+    frontend.deliver(later)
+    assert frontend.result_ahead(later) == ""
+    frontend.withdraw("ahead2")
+    feed.run(question[16000:])
+    feed.run(np.zeros(16000 * 8, np.float32))
+
+
+def test_live_a_boundary_while_the_user_is_still_talking_reads_nothing_and_the_endpoint_reads_the_turn(frontend):
+    """Live, words still being said at a boundary are not transcribed there (a recognition running when the user
+    stops would hold up the work at the endpoint by as long): the turn is read once, at the endpoint."""
+    feed = Feed(frontend)
+    feed.k = 800
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    ahead: list = []
+    outs = feed.run(_ending_inside("How many legs does a spider have?", 0.35, 4.0), ahead)
+    assert len(ahead) == 1, ahead
+    k, at, n, drafted = ahead[0]
+    during = [o for o in outs[:at] if o.info.get("read_at_endpoint")]
+    assert during, "no boundary fell while the user was talking"
+    assert not any("asr_ms" in o.info or "partial_prefill_ms" in o.info for o in outs[:at])
+    said = outs[at]
+    assert "spider" in drafted.heard.lower() and said.user_text == drafted.heard and said.text == drafted.text
+    feed.run(np.zeros(16000 * 8, np.float32))
+
+
+def test_live_the_first_few_words_are_said_at_once_and_the_rest_is_ready_before_the_next_boundary(frontend,
+                                                                                                  monkeypatch):
+    """Live, the reply's first piece is its first few words (the voice starts on them sooner); the rest of the
+    sentence is decoded while they play, before the next boundary, and handed to the voice to be made ready."""
+    from edge.frontend.default import drafting
+
+    feed = Feed(frontend)
+    feed.k = 850
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
+    monkeypatch.setattr(drafting, "ENDPOINT_BUDGET_S", 100.0)
+    ahead: list = []
+    audio = np.concatenate([_ending_inside("What is the capital of France?", 0.3, 4.0), np.zeros(16000 * 3)])
+    outs = feed.run(audio.astype(np.float32), ahead)
+    k, at, n, drafted = ahead[0]
+    first = outs[at]
+    assert first.text == drafted.text and len(first.text.split()) <= 5 and first.text[-1] not in ".!?", first.text
+    rest = [(a, got) for _, a, _, got in ahead[1:] if not got.heard]
+    assert rest, "the rest of the reply waited for its boundary to be decoded"
+    then, words = rest[0]
+    assert then == at + 1 and outs[then].text == words.text and outs[then].info["llm_ms"] == 0.0
+    later = feed.run(np.zeros(16000 * 6, np.float32))
+    reply = " ".join([first.text, outs[then].text] + [o.text for o in outs[then + 1:] + later if o.text])
+    assert "paris" in reply.lower(), reply

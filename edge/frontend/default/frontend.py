@@ -4,7 +4,8 @@ Per chunk: VAD marks the user's speech. When an utterance has been
 followed by enough silence (`endpoint_ms`, checked at the chunk boundary)
 it is transcribed and the LLM starts a reply under the protocol grammar;
 the reply goes out a sentence per chunk, the first one as soon as it is
-whole. Speech over the assistant's reply is heard here (its own VAD and
+whole (live, as soon as its first few words are: the rest of it follows
+as the next piece). Speech over the assistant's reply is heard here (its own VAD and
 transcript) and decided at the chunk boundary by the barge-in judge it is
 handed (edge/bargein): a backchannel lets the reply go on, an interruption
 drops it. Harness results are spoken at an idle listen boundary, or in place
@@ -30,7 +31,7 @@ from edge.bargein.policy import by_words
 from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, Overlap, OverlapJudge, ResultToSay
 from edge.frontend.default import grammar as protocol
 from edge.frontend.default.conversation import Conversation
-from edge.frontend.default.drafting import Draft, Drafting, HeardAhead
+from edge.frontend.default.drafting import ASR_TAIL_NS, Draft, Drafting, HeardAhead
 from edge.frontend.default.spoken_results import CHARS_PER_S, SpokenResults
 from edge.frontend.default.settings import Settings
 from edge.frontend.default.turn import Utterance, answerable, is_progress
@@ -76,6 +77,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         self.step_t0 = 0.0  # when the current step began
         self.voiced_at: float | None = None  # live: when words went to the voice with nothing playing, until heard
         self.ahead: HeardAhead | None = None  # live: the chunk being cut, heard before its boundary
+        self.heard_live = False  # the chunk being stepped was handed over in pieces before its boundary
         self.ahead_dropped = False  # a draft dropped before the boundary (more voice came): journaled there
         self.chunk_s = 1.0  # the chunks' length, from the last one stepped
         self._warm_up()
@@ -119,12 +121,21 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
                     self._answer(chunk, utt, out, text)
                 elif not self._draft(utt, text, out):
                     self._prefill_partial(text, out)
-            elif not utt.over_playback and silence_ns >= self.s.draft_ms * 1_000_000:
+            elif utt.over_playback or not (silence_ns >= self.s.draft_ms * 1_000_000 or
+                                           utt.voiced_frames * FRAME_NS >= 500_000_000):
+                pass  # begun over the reply, or too little said yet: nothing to read
+            elif self.heard_live and silence_ns < ASR_TAIL_NS:
+                # Live, the user is still talking at this boundary (or has paused too briefly for the tail a
+                # turn is read with): the turn's transcript, prefill and first words are made the moment the
+                # pause is long enough (hear_ahead). Words read now could not be the turn's, and reading them
+                # would hold that work up by a whole recognition when the user stops while it runs.
+                out.info["read_at_endpoint"] = True
+            elif silence_ns >= self.s.draft_ms * 1_000_000:
                 # A pause too short to end the turn yet: if the next boundary ends it, the reply is ready then.
                 text = self._transcribe(utt, out)
                 if not self._draft(utt, text, out):
                     self._prefill_partial(text, out)
-            elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
+            else:
                 self._prefill_partial(self._transcribe(utt, out), out)
         answer = self._answer_to_holding() if self.utt is None and not out.interrupt else None
         if answer is not None:
@@ -218,7 +229,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             out.info["at_length"] = True
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
-        self.reply = Reply(stream)
+        self.reply = Reply(stream, first_words=self.s.llm_budget is not None)  # live: the voice starts sooner
 
     def see(self, t_ns: int, description: str) -> None:
         self.scene = (t_ns, description)
