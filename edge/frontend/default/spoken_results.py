@@ -31,8 +31,10 @@ class SpokenResults:
     def result_ahead(self, result: ResultToSay) -> str:
         """The result's words when the next boundary says it unless the user speaks first: it answers the
         holding phrase, or it is the first waiting and no reply or turn of the user's stands before it."""
+        if self.utt is not None:
+            return ""  # the user is talking: the boundary hears them out first
         to_say = self._answer_to_holding()
-        if to_say is None and self.reply is None and self.utt is None and self.results:
+        if to_say is None and self.reply is None and self.results:
             to_say = self.results[0]
         return self._words_of(result) if to_say is not None and to_say.id == result.id else ""
 
