@@ -315,7 +315,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         said = ""
         if self.reply is not None:  # the words handed out so far; the rest of the reply is not taken up again
             r = self.reply
-            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.spoken_upto].strip()
+            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.said_upto].strip()
         return {"history": [list(turn) for turn in self.history], "said": said,
                 "results": [[r.id, r.text] for r in self.results], "seen_results": sorted(self.seen_results),
                 "spoken_words": list(self.spoken_words)}

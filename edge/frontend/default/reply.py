@@ -33,6 +33,7 @@ class ReplyPiece:
     listen: bool = False
     tokens: list[int] = field(default_factory=list)
     llm_s: float = 0.0
+    start: int = 0  # where its words begin in the reply's speech
 
 
 class FixedStream:
@@ -65,6 +66,11 @@ class Reply:
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
         self.held = piece
+
+    @property
+    def said_upto(self) -> int:
+        """Characters of speech handed out to be said: a piece held for its boundary is not said yet."""
+        return self.held.start if self.held is not None and self.held.text else self.spoken_upto
 
     @property
     def finished(self) -> bool:
@@ -101,7 +107,7 @@ class Reply:
             ahead.llm_s = 0.0  # spent when it was decoded
             return ahead
         t0 = time.perf_counter()
-        piece = ReplyPiece()
+        piece = ReplyPiece(start=self.spoken_upto)
         first = self.spoken_upto == 0
         budget = max_tokens
         while True:
