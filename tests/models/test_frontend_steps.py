@@ -311,15 +311,21 @@ def test_live_the_first_few_words_are_said_at_once_and_the_rest_is_ready_before_
     monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
     monkeypatch.setattr(drafting, "ENDPOINT_BUDGET_S", 100.0)
     ahead: list = []
-    audio = np.concatenate([_ending_inside("What is the capital of France?", 0.3, 4.0), np.zeros(16000 * 3)])
-    outs = feed.run(audio.astype(np.float32), ahead)
+    outs = feed.run(_ending_inside("What is the capital of France?", 0.3, 3.0), ahead)
     k, at, n, drafted = ahead[0]
     first = outs[at]
     assert first.text == drafted.text and len(first.text.split()) <= 5 and first.text[-1] not in ".!?", first.text
-    rest = [(a, got) for _, a, _, got in ahead[1:] if not got.heard]
-    assert rest, "the rest of the reply waited for its boundary to be decoded"
-    then, words = rest[0]
-    assert then == at + 1 and outs[then].text == words.text and outs[then].info["llm_ms"] == 0.0
+    assert at == len(outs) - 1, "the question was placed to end in the last chunk"
+    # The next chunk, while the first words are heard playing: the rest is decoded before its boundary.
+    k = feed.k
+    quiet = np.zeros(16000, np.float32)
+    got = [frontend.hear_ahead(Chunk(k, k * NS, k * NS + n * 62_500, quiet[:n], playback_active=True))
+           for n in range(1280, 16000, 1280)]
+    rest = [a for a in got if a is not None]
+    assert len(rest) == 1 and rest[0].text, "the rest of the reply waited for its boundary to be decoded"
+    nxt = frontend.step(Chunk(k, k * NS, (k + 1) * NS, quiet, playback_active=True))
+    feed.k += 1
+    assert nxt.text == rest[0].text and nxt.info["llm_ms"] == 0.0
     later = feed.run(np.zeros(16000 * 6, np.float32))
-    reply = " ".join([first.text, outs[then].text] + [o.text for o in outs[then + 1:] + later if o.text])
+    reply = " ".join([first.text, nxt.text] + [o.text for o in later if o.text])
     assert "paris" in reply.lower(), reply

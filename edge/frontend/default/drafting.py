@@ -99,7 +99,8 @@ class Drafting:
         ahead.audio = np.asarray(so_far.audio, np.float32).copy()
         playing = so_far.playback_active or self.reply is not None or self.speak_until_ns > so_far.t_start_ns
         if self.reply is not None and self.utt is None:
-            return self._next_piece_ahead()
+            # Once its words are heard playing: until then their synthesis is what the user waits for.
+            return self._next_piece_ahead() if so_far.playback_active else None
         utt = None if playing else self._so_far(so_far, ahead.frames)
         if utt is None or utt.over_playback or ahead.tried_ns == utt.last_voice_ns or \
                 so_far.t_end_ns < utt.last_voice_ns + ASR_TAIL_NS:
@@ -124,7 +125,7 @@ class Drafting:
         return Ahead(out.ahead, text, utt.last_voice_ns, out.info)  # no words yet: the boundary decodes them
 
     def _next_piece_ahead(self) -> Ahead | None:
-        """A reply is being said and nobody talks over it: its next piece is decoded now, before the boundary that
+        """A reply is playing and nobody talks over it: its next piece is decoded now, before the boundary that
         says it, and its words go to the voice to be made ready (the first few words of a reply play while the
         rest of their sentence is decoded: the rest must not wait for that boundary to be decoded and made)."""
         r = self.reply
