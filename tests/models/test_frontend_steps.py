@@ -329,3 +329,22 @@ def test_live_the_first_few_words_are_said_at_once_and_the_rest_is_ready_before_
     later = feed.run(np.zeros(16000 * 6, np.float32))
     reply = " ".join([first.text, nxt.text] + [o.text for o in later if o.text])
     assert "paris" in reply.lower(), reply
+
+
+def test_the_history_is_trimmed_while_nobody_waits_not_at_the_end_of_the_turn_that_outgrows_it(frontend):
+    """The turn that would make the history too long does not pay for prefilling the trimmed prompt: the idle
+    boundary before it trimmed and prefilled it (the prompt is the same as trimming at the turn gives)."""
+    feed = Feed(frontend)
+    feed.k = 900
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    frontend.history = [turn for i in range(frontend.s.history_turns)
+                        for turn in (("user", f"Say the number {i}."), ("assistant", f"The number is {i}."))]
+    frontend.warm = False
+    feed.run(np.zeros(16000 * 3, np.float32))  # idle boundaries: the cache is warmed up for the next turn
+    outs = feed.run(_ending_inside("What is the capital of France?", 0.3, 4.0))
+    turn = next(o for o in outs if o.user_text)
+    assert turn.info["prefill_tokens"] < 20, turn.info
+    history = [text for _, text in frontend.history]
+    assert "Say the number 6." in history and "Say the number 5." not in history
+    later = feed.run(np.zeros(16000 * 6, np.float32))
+    assert "paris" in " ".join(o.text for o in outs + later).lower()
