@@ -124,11 +124,12 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             elif utt.over_playback or not (silence_ns >= self.s.draft_ms * 1_000_000 or
                                            utt.voiced_frames * FRAME_NS >= 500_000_000):
                 pass  # begun over the reply, or too little said yet: nothing to read
-            elif self.heard_live and silence_ns < ASR_TAIL_NS:
+            elif self.heard_live and silence_ns < ASR_TAIL_NS and utt.read is not None:
                 # Live, the user is still talking at this boundary (or has paused too briefly for the tail a
-                # turn is read with): the turn's transcript, prefill and first words are made the moment the
-                # pause is long enough (hear_ahead). Words read now could not be the turn's, and reading them
-                # would hold that work up by a whole recognition when the user stops while it runs.
+                # turn is read with), and the words so far were read once already (their prefill is most of
+                # the turn's): the turn's transcript, prefill and first words are made the moment the pause is
+                # long enough (hear_ahead). Reading again now would hold that work up by a whole recognition
+                # when the user stops while it runs (late in the turn, the likeliest moment).
                 out.info["read_at_endpoint"] = True
             elif silence_ns >= self.s.draft_ms * 1_000_000:
                 # A pause too short to end the turn yet: if the next boundary ends it, the reply is ready then.
