@@ -132,7 +132,9 @@ class Drafting:
         if r is None or r.spoken_upto == 0 or r.finished or self.s.llm_budget is None or r.held is not None and \
                 (r.held.text or r.held.instruction is not None or r.held.finished):
             return None  # not said yet, said whole, not live, or its next piece is ready
-        piece = r.next_piece(self.s.tokens_per_chunk, self.s.llm_budget * self.chunk_s)
+        opening = r.opening  # the rest of a first sentence cut short: it gets the first piece's share
+        share = self.s.first_budget if opening else self.s.llm_budget
+        piece = r.next_piece(self.s.first_tokens if opening else self.s.tokens_per_chunk, share * self.chunk_s)
         r.hold(piece)
         if not piece.text:
             return None

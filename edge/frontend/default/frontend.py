@@ -262,9 +262,9 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
         if self.s.llm_budget is not None:
             # The first words are what the user waits for: they may overrun the chunk (one late step is
             # caught up by the quick listening steps after it); later pieces keep to the budget.
-            share = self.s.first_budget if self.reply.spoken_upto == 0 else self.s.llm_budget
+            share = self.s.first_budget if self.reply.opening else self.s.llm_budget
             budget = share * (chunk.t_end_ns - chunk.t_start_ns) / 1e9
-        cap = self.s.first_tokens if self.reply.spoken_upto == 0 else self.s.tokens_per_chunk
+        cap = self.s.first_tokens if self.reply.opening else self.s.tokens_per_chunk
         piece = self.reply.next_piece(cap, budget)
         out.info["llm_ms"] = round(piece.llm_s * 1e3, 1) + out.info.get("prefill_ms", 0.0)
         out.info["llm_tokens"] = len(piece.tokens)

@@ -62,10 +62,16 @@ class Reply:
         # only: with the acknowledgement in it, the model learns to write it after its spans too ("Okay. Okay.").
         self.acknowledged = False
         self.first_words = first_words  # live: the first piece may be its first few words (FIRST_WORDS)
+        self.cut_short = False  # the last piece was the first few words: the rest of that sentence is next
 
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
         self.held = piece
+
+    @property
+    def opening(self) -> bool:
+        """Its first sentence is not handed out whole yet: the user is still waiting for it (or its end)."""
+        return self.spoken_upto == 0 or self.cut_short
 
     @property
     def said_upto(self) -> int:
@@ -86,7 +92,8 @@ class Reply:
             if m and len(speech[self.spoken_upto:m.end()].split()) >= MIN_FIRST_WORDS:
                 return m.end()
             if self.first_words and not self.acknowledged:  # not a holding phrase: nobody waits for it
-                return self._first_words(speech)
+                end = self._first_words(speech)
+                self.cut_short = end is not None
         return end
 
     def _first_words(self, speech: str) -> int | None:
@@ -109,6 +116,7 @@ class Reply:
         t0 = time.perf_counter()
         piece = ReplyPiece(start=self.spoken_upto)
         first = self.spoken_upto == 0
+        self.cut_short = False
         budget = max_tokens
         while True:
             parsed = self._parse()
