@@ -347,3 +347,22 @@ def test_the_history_is_trimmed_while_nobody_waits_not_at_the_end_of_the_turn_th
     history = [text for _, text in frontend.history]
     assert "Say the number 6." in history and "Say the number 5." not in history
     feed.run(np.zeros(16000 * 6, np.float32))  # the reply is said
+
+
+def test_live_the_warm_up_waits_while_a_delegated_answer_is_awaited(frontend, monkeypatch):
+    """A question the harness answers by rule: the boundaries until the answer is back do not prefill the next
+    turn (a prefill running when the answer comes back holds up its words); once it is said, they do."""
+    feed = Feed(frontend)
+    feed.k = 950
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
+    question, _ = spoken.timeline([(0.2, "What time is it in Tokyo?")], 3.0)
+    outs = feed.run(question) + feed.run(np.zeros(16000 * 3, np.float32))
+    assert any(o.delegates and o.info.get("by_rule") for o in outs), [o.user_text for o in outs]
+    assert not any("warm_ms" in o.info for o in outs), "warmed up while the answer was awaited"
+    frontend.deliver(ResultToSay("tokyo1", "It's 7:57 in the morning on Monday in Tokyo."))
+    said = feed.run(np.zeros(16000, np.float32))[0]
+    assert said.backend_id == "tokyo1"
+    monkeypatch.setattr(frontend, "voiced_at", None)
+    later = feed.run(np.zeros(16000 * 2, np.float32))
+    assert any("warm_ms" in o.info for o in later)

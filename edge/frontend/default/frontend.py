@@ -146,7 +146,8 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
-        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk):
+        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk) and \
+                not self._awaiting_answer():
             t1 = time.perf_counter()
             self._warm_up()
             out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
@@ -280,6 +281,12 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, Frontend):
             out.turn_end = True
             self._remember_reply()
             self.reply = None
+
+    def _awaiting_answer(self) -> bool:
+        """Live, a delegated request's answer is awaited and nothing is said meanwhile: the warm-up waits until
+        it has been said (a prefill running when it comes back holds up its words, and can make them miss
+        the next boundary)."""
+        return self.s.llm_budget is not None and self.holding_at is not None
 
     def _voicing(self, chunk: Chunk) -> bool:
         """Live, words went to the voice and are not heard playing yet: their synthesis is what the user waits
