@@ -187,8 +187,15 @@ class Frontend(ABC):
         as it grows; `step` follows with the whole chunk). A frontend that hears the user stop here may start
         the turn's work now, so that the boundary finds the reply ready; what it decides at the boundary must
         be what it would have decided without this. It returns the first words when it has drafted them (the
-        voice makes them ready), else None. By default it waits for the boundary."""
+        voice makes them ready; so are a reply's next words, decoded while the reply plays), else None. By
+        default it waits for the boundary."""
         return None
+
+    def result_ahead(self, result: ResultToSay) -> str:
+        """Live, a result just delivered: the words the next boundary will say it in, when that is already known
+        (it is the next to be said and nothing stands before it). The voice makes them ready meanwhile, so they
+        play as soon as that boundary speaks them; they are said only if it does. By default: nothing known."""
+        return ""
 
     def type_text(self, text: str) -> bool:
         """Text the user typed during the session; True when the frontend takes it (its model reads it in the

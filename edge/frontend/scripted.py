@@ -106,6 +106,11 @@ class ScriptedFrontend(Frontend):
         if all(r.id != result.id for r in self.pending):
             self.pending.append(result)
 
+    def result_ahead(self, result: ResultToSay) -> str:
+        """A result first in line is said at the next idle boundary, in its own words."""
+        first = self.pending[0] if self.pending and self.speak_backend else None
+        return result.text if first is not None and first.id == result.id else ""
+
     def withdraw(self, result_id: str) -> bool:
         kept = [r for r in self.pending if r.id != result_id]
         dropped, self.pending = len(kept) < len(self.pending), kept

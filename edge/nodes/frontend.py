@@ -20,7 +20,7 @@ import numpy as np
 from edge import messages as m
 from edge.bargein.judge import BargeInJudge
 from edge.bargein.overlap_asr import OverlapTranscriber
-from edge.frontend.base import Chunk, Frame, Frontend
+from edge.frontend.base import Chunk, Frame, Frontend, ResultToSay
 from edge.frontend.factory import build_frontend
 from edge.graph.node import Node, NodeIO
 from edge.nodes.frontend_delivery import ResultDelivery
@@ -159,6 +159,7 @@ class FrontendNode(Node):
             result = self.delivery.received(msg)
             if result is not None:
                 self.frontend.deliver(result)
+                self._result_ahead(result)
             self._commit()  # written down before the runner acknowledges it: a restart still says it (or not)
         elif isinstance(msg, (m.SpeechActivity, m.Duck)) and self.judge is not None:
             self.judge.on_message(env)
@@ -192,6 +193,16 @@ class FrontendNode(Node):
         if ahead is not None and ahead.text.strip():
             self.io.publish(m.DraftAhead(msg.index, msg.t_end_ns, ahead.text, ahead.user_end_ns, ahead.heard,
                                          ahead.info))
+
+    def _result_ahead(self, result: ResultToSay) -> None:
+        """Live, a result the next boundary will say: its words go to the voice now, so that they play as soon
+        as that boundary speaks them instead of being synthesized then (on the virtual clock the voice makes
+        nothing ahead)."""
+        assert self.frontend is not None
+        words = self.frontend.result_ahead(result) if self.settings.realtime else ""
+        if words.strip():
+            self.io.publish(m.DraftAhead(self.next_index, max(0, self.io.clock.now_ns()), words,
+                                         info={"result": result.id}))
 
     # --- chunks in order ---------------------------------------------------------------------
     def _arrive(self, env: Envelope) -> None:

@@ -92,7 +92,7 @@ class SpeechNode(Node):
         if ahead is None:
             return
         try:
-            ahead(text)
+            ahead(plain(text))  # as `_audio` hands the words over when they are said: the same sentences
         except Exception as exc:  # only a head start: the words are synthesized again when said
             log.warning("speech: could not synthesize %r ahead: %s", text[:60], exc)
 

@@ -261,3 +261,111 @@ def test_a_sum_answered_by_the_harness_is_the_assistants_turn_and_the_next_quest
     outs = feed.run(question) + feed.run(np.zeros(16000 * 6, np.float32))
     reply = " ".join(o.text for o in outs if o.text)
     assert not any(o.delegates for o in outs) and "vinci" in reply.lower() and "84" not in reply, reply
+
+
+def test_a_result_back_at_an_idle_moment_is_known_ahead_in_the_words_its_boundary_says(frontend):
+    """Live, the frontend node hands these words to the voice as the result comes (DraftAhead): they must be
+    the very words the next boundary says, and nothing while the user is talking (it would wait for the turn)."""
+    feed = Feed(frontend)
+    feed.k = 750
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    result = ResultToSay("ahead1", "It's 6:39 in the morning <delegate>x</delegate> in Tokyo.")
+    frontend.deliver(result)
+    words = frontend.result_ahead(result)
+    said = feed.run(np.zeros(16000, np.float32))[0]
+    assert said.backend_id == "ahead1" and words and words == said.text
+    question, _ = spoken.timeline([(0.2, "What is two plus two?")], 3.0)
+    feed.run(question[:16000])  # the user is still talking at this boundary
+    later = ResultToSay("ahead2", "The oven timer is done.")
+    frontend.deliver(later)
+    assert frontend.result_ahead(later) == ""
+    frontend.withdraw("ahead2")
+    feed.run(question[16000:])
+    feed.run(np.zeros(16000 * 8, np.float32))
+
+
+def test_live_a_boundary_while_the_user_is_still_talking_reads_once_and_the_endpoint_reads_the_turn(frontend):
+    """Live, words still being said are read at one boundary only (for the prefill), not again at the later
+    ones (a recognition running when the user stops would hold up the work at the endpoint by as long)."""
+    feed = Feed(frontend)
+    feed.k = 800
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    ahead: list = []
+    question = "How many legs does a spider have and how many eyes does it have?"
+    outs = feed.run(_ending_inside(question, 0.35, 6.0), ahead)
+    k, at, n, drafted = ahead[-1]
+    read = [i for i, o in enumerate(outs[:at]) if "asr_ms" in o.info]
+    during = [o for o in outs[read[0] + 1 if read else 0:at] if o.info.get("read_at_endpoint")]
+    assert read and during, "a boundary late in the turn read the words still being said again"
+    said = outs[at]
+    assert "spider" in drafted.heard.lower() and said.user_text == drafted.heard and said.text == drafted.text
+    feed.run(np.zeros(16000 * 8, np.float32))
+
+
+def test_live_the_first_few_words_are_said_at_once_and_the_rest_is_ready_before_the_next_boundary(frontend,
+                                                                                                  monkeypatch):
+    """Live, the reply's first piece is its first few words (the voice starts on them sooner); the rest of the
+    sentence is decoded while they play, before the next boundary, and handed to the voice to be made ready."""
+    from edge.frontend.default import drafting
+
+    feed = Feed(frontend)
+    feed.k = 850
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
+    monkeypatch.setattr(drafting, "ENDPOINT_BUDGET_S", 100.0)
+    ahead: list = []
+    outs = feed.run(_ending_inside("What is the capital of France?", 0.3, 3.0), ahead)
+    k, at, n, drafted = ahead[0]
+    first = outs[at]
+    assert first.text == drafted.text and len(first.text.split()) <= 5 and first.text[-1] not in ".!?", first.text
+    assert at == len(outs) - 1, "the question was placed to end in the last chunk"
+    # The next chunk, while the first words are heard playing: the rest is decoded before its boundary.
+    k = feed.k
+    quiet = np.zeros(16000, np.float32)
+    got = [frontend.hear_ahead(Chunk(k, k * NS, k * NS + n * 62_500, quiet[:n], playback_active=True))
+           for n in range(1280, 16000, 1280)]
+    rest = [a for a in got if a is not None]
+    assert len(rest) == 1 and rest[0].text, "the rest of the reply waited for its boundary to be decoded"
+    nxt = frontend.step(Chunk(k, k * NS, (k + 1) * NS, quiet, playback_active=True))
+    feed.k += 1
+    assert nxt.text == rest[0].text and nxt.info["llm_ms"] == 0.0
+    later = feed.run(np.zeros(16000 * 6, np.float32))
+    reply = " ".join([first.text, nxt.text] + [o.text for o in later if o.text])
+    assert "paris" in reply.lower(), reply
+
+
+def test_the_history_is_trimmed_while_nobody_waits_not_at_the_end_of_the_turn_that_outgrows_it(frontend):
+    """The turn that would make the history too long does not pay for prefilling the trimmed prompt: the idle
+    boundary before it trimmed and prefilled it (the prompt is the same as trimming at the turn gives)."""
+    feed = Feed(frontend)
+    feed.k = 900
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    frontend.history = [turn for i in range(frontend.s.history_turns)
+                        for turn in (("user", f"Say the number {i}."), ("assistant", f"The number is {i}."))]
+    frontend.warm = False
+    feed.run(np.zeros(16000 * 3, np.float32))  # idle boundaries: the cache is warmed up for the next turn
+    outs = feed.run(_ending_inside("What is the capital of France?", 0.3, 4.0))
+    turn = next(o for o in outs if o.user_text)
+    assert turn.info["prefill_tokens"] < 20, turn.info
+    history = [text for _, text in frontend.history]
+    assert "Say the number 6." in history and "Say the number 5." not in history
+    feed.run(np.zeros(16000 * 6, np.float32))  # the reply is said
+
+
+def test_live_the_warm_up_waits_while_a_delegated_answer_is_awaited(frontend, monkeypatch):
+    """A question the harness answers by rule: the boundaries until the answer is back do not prefill the next
+    turn (a prefill running when the answer comes back holds up its words); once it is said, they do."""
+    feed = Feed(frontend)
+    feed.k = 950
+    feed.run(np.zeros(16000 * 20, np.float32))  # earlier replies and their playback are over
+    monkeypatch.setattr(frontend.s, "llm_budget", 100.0)  # live, with no real time limit on decoding
+    question, _ = spoken.timeline([(0.2, "What time is it in Tokyo?")], 3.0)
+    outs = feed.run(question) + feed.run(np.zeros(16000 * 3, np.float32))
+    assert any(o.delegates and o.info.get("by_rule") for o in outs), [o.user_text for o in outs]
+    assert not any("warm_ms" in o.info for o in outs), "warmed up while the answer was awaited"
+    frontend.deliver(ResultToSay("tokyo1", "It's 7:57 in the morning on Monday in Tokyo."))
+    said = feed.run(np.zeros(16000, np.float32))[0]
+    assert said.backend_id == "tokyo1"
+    monkeypatch.setattr(frontend, "voiced_at", None)
+    later = feed.run(np.zeros(16000 * 2, np.float32))
+    assert any("warm_ms" in o.info for o in later)

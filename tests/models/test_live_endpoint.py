@@ -42,7 +42,8 @@ def test_a_question_ending_inside_a_chunk_is_answered_at_its_boundary_with_words
     decided = [(rec.env.t_ns, msg) for rec, msg in journal.messages(m.ChunkDecision) if msg.user_text]
     speaks = [msg for _, msg in journal.messages(m.SpeakText)]
     assert drafts and decided and speaks, (drafts, decided, speaks)
-    sent_ns, draft = drafts[-1]
+    # The turn's draft (the reply's later pieces also go to the voice ahead, with no user end).
+    sent_ns, draft = [(t, d) for t, d in drafts if d.user_end_ns >= 0][-1]
     _, decision = decided[0]
     boundary_ns = (decision.index + 1) * 1_000_000_000
     # Heard "France?" and made the first words from the audio of the chunk where the question ended (before

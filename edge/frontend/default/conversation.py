@@ -67,7 +67,12 @@ class Conversation:
         out.info["partial_prefill_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
 
     def _warm_up(self) -> None:
-        """Prefill the conversation up to where the next user turn starts, while nobody waits for it."""
+        """Prefill the conversation up to where the next user turn starts, while nobody waits for it.
+
+        When the next turn would trim the history (`_with_user`), it is trimmed here, the same way: the prompt's
+        new start is prefilled now, not at the end of that turn (about 50 tokens, a second of one core)."""
+        if len(self.history) + 1 > 2 * self.s.history_turns:
+            self.history = self.history[-2 * self.s.keep_turns:]
         stem = protocol.chat_prompt(self.history).rsplit("<|im_start|>", 1)[0] + "<|im_start|>user\n"
         self.llm.prefill(self.llm.tokenize(stem))
         self.warm = True

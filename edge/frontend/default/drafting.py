@@ -7,7 +7,9 @@ the transcript the boundary would read (`ASR_TAIL_NS` after the last voice),
 that transcript, the prefill and the reply's first words are made there and
 then, before the boundary; the boundary decides as it would have (same
 audio, same prompt, greedy) and finds them ready. Any further voice drops
-them, as it drops a draft made at a boundary.
+them, as it drops a draft made at a boundary. While a reply is being said,
+its next piece is decoded before the boundary that says it, and goes to the
+voice to be made ready as well.
 """
 from __future__ import annotations
 
@@ -67,6 +69,7 @@ class Drafting:
         an endpoint inside it. When the chunk does not start with what was heard ahead (a gate made it
         silence), the VAD goes back and hears the chunk itself, and what was made ahead is dropped."""
         ahead, self.ahead = self.ahead, None
+        self.heard_live = ahead is not None and ahead.t_start_ns == chunk.t_start_ns
         if ahead is not None and ahead.t_start_ns == chunk.t_start_ns and len(ahead.audio) <= len(chunk.audio) \
                 and np.array_equal(chunk.audio[:len(ahead.audio)], ahead.audio):
             rest = self.vad.feed(chunk.audio[len(ahead.audio):], None if len(ahead.audio) else chunk.t_start_ns)
@@ -96,6 +99,9 @@ class Drafting:
         ahead.frames += self.vad.feed(new, so_far.t_start_ns if not len(ahead.audio) else None)
         ahead.audio = np.asarray(so_far.audio, np.float32).copy()
         playing = so_far.playback_active or self.reply is not None or self.speak_until_ns > so_far.t_start_ns
+        if self.reply is not None and self.utt is None:
+            # Once its words are heard playing: until then their synthesis is what the user waits for.
+            return self._next_piece_ahead() if so_far.playback_active else None
         utt = None if playing else self._so_far(so_far, ahead.frames)
         if utt is None or utt.over_playback or ahead.tried_ns == utt.last_voice_ns or \
                 so_far.t_end_ns < utt.last_voice_ns + ASR_TAIL_NS:
@@ -118,6 +124,22 @@ class Drafting:
         out.info["endpoint_ms"] = round((so_far.t_end_ns - utt.last_voice_ns) / 1e6, 1)  # after the last voice
         out.info["ahead_ms"] = round((time.perf_counter() - t0) * 1e3, 1)
         return Ahead(out.ahead, text, utt.last_voice_ns, out.info)  # no words yet: the boundary decodes them
+
+    def _next_piece_ahead(self) -> Ahead | None:
+        """A reply is playing and nobody talks over it: its next piece is decoded now, before the boundary that
+        says it, and its words go to the voice to be made ready (the first few words of a reply play while the
+        rest of their sentence is decoded: the rest must not wait for that boundary to be decoded and made)."""
+        r = self.reply
+        if r is None or r.spoken_upto == 0 or r.finished or self.s.llm_budget is None or r.held is not None and \
+                (r.held.text or r.held.instruction is not None or r.held.finished):
+            return None  # not said yet, said whole, not live, or its next piece is ready
+        opening = r.opening  # the rest of a first sentence cut short: it gets the first piece's share
+        share = self.s.first_budget if opening else self.s.llm_budget
+        piece = r.next_piece(self.s.first_tokens if opening else self.s.tokens_per_chunk, share * self.chunk_s)
+        r.hold(piece)
+        if not piece.text:
+            return None
+        return Ahead(piece.text, info={"next_piece_ms": round(piece.llm_s * 1e3, 1), "tokens": len(piece.tokens)})
 
     def _so_far(self, so_far: Chunk, frames: list[FrameProb]) -> Utterance | None:
         """The user's utterance as the boundary will track it, with the chunk so far in it (a copy)."""
@@ -158,7 +180,7 @@ class Drafting:
             if budget < 0.15 * out.info["audio_ms"] / 1e3:
                 return False
         history, stream, talk = self._open(history, text)
-        reply = Reply(stream)
+        reply = Reply(stream, first_words=self.s.llm_budget is not None)
         if budget is not None:
             budget -= stream.prefill_s
         reply.hold(reply.next_piece(self.s.first_tokens, budget))

@@ -4,7 +4,8 @@ Per chunk: VAD marks the user's speech. When an utterance has been
 followed by enough silence (`endpoint_ms`, checked at the chunk boundary)
 it is transcribed and the LLM starts a reply under the protocol grammar;
 the reply goes out a sentence per chunk, the first one as soon as it is
-whole. Speech over the assistant's reply is heard here (its own VAD and
+whole (live, as soon as its first few words are: the rest of it follows
+as the next piece). Speech over the assistant's reply is heard here (its own VAD and
 transcript) and decided at the chunk boundary by the barge-in judge it is
 handed (edge/bargein): a backchannel lets the reply go on, an interruption
 drops it. Harness results are spoken at an idle listen boundary, or in place
@@ -32,7 +33,7 @@ from edge.frontend.base import Chunk, ChunkOutput, DelegateSpan, Frontend, Overl
 from edge.frontend.default import grammar as protocol
 from edge.frontend.default.asking import AskingBack
 from edge.frontend.default.conversation import Conversation
-from edge.frontend.default.drafting import Draft, Drafting, HeardAhead
+from edge.frontend.default.drafting import ASR_TAIL_NS, Draft, Drafting, HeardAhead
 from edge.frontend.default.spoken_results import CHARS_PER_S, SpokenResults
 from edge.frontend.default.settings import Settings
 from edge.frontend.default.turn import Utterance, answerable, is_progress
@@ -78,6 +79,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
         self.step_t0 = 0.0  # when the current step began
         self.voiced_at: float | None = None  # live: when words went to the voice with nothing playing, until heard
         self.ahead: HeardAhead | None = None  # live: the chunk being cut, heard before its boundary
+        self.heard_live = False  # the chunk being stepped was handed over in pieces before its boundary
         self.ahead_dropped = False  # a draft dropped before the boundary (more voice came): journaled there
         self.chunk_s = 1.0  # the chunks' length, from the last one stepped
         self._warm_up()
@@ -121,12 +123,22 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
                     self._answer(chunk, utt, out, text)
                 elif not self._draft(utt, text, out):
                     self._prefill_partial(text, out)
-            elif not utt.over_playback and silence_ns >= self.s.draft_ms * 1_000_000:
+            elif utt.over_playback or not (silence_ns >= self.s.draft_ms * 1_000_000 or
+                                           utt.voiced_frames * FRAME_NS >= 500_000_000):
+                pass  # begun over the reply, or too little said yet: nothing to read
+            elif self.heard_live and silence_ns < ASR_TAIL_NS and utt.read is not None:
+                # Live, the user is still talking at this boundary (or has paused too briefly for the tail a
+                # turn is read with), and the words so far were read once already (their prefill is most of
+                # the turn's): the turn's transcript, prefill and first words are made the moment the pause is
+                # long enough (hear_ahead). Reading again now would hold that work up by a whole recognition
+                # when the user stops while it runs (late in the turn, the likeliest moment).
+                out.info["read_at_endpoint"] = True
+            elif silence_ns >= self.s.draft_ms * 1_000_000:
                 # A pause too short to end the turn yet: if the next boundary ends it, the reply is ready then.
                 text = self._transcribe(utt, out)
                 if not self._draft(utt, text, out):
                     self._prefill_partial(text, out)
-            elif not utt.over_playback and utt.voiced_frames * FRAME_NS >= 500_000_000:
+            else:
                 self._prefill_partial(self._transcribe(utt, out), out)
         answer = self._answer_to_holding() if self.utt is None and not out.interrupt else None
         if answer is not None:
@@ -136,7 +148,8 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
             self._continue(chunk, out)
         elif self.utt is None and self.reply is None and not playing and self.results:
             self._speak_result(out, chunk.t_end_ns)
-        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk):
+        elif self.utt is None and self.reply is None and not self.warm and not self._voicing(chunk) and \
+                not self._awaiting_answer():
             t1 = time.perf_counter()
             self._warm_up()
             out.info["warm_ms"] = round((time.perf_counter() - t1) * 1e3, 1)
@@ -236,7 +249,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
             out.info["at_length"] = True
         out.info["prefill_ms"] = round(stream.prefill_s * 1e3, 1)
         out.info["prefill_tokens"] = stream.prefilled
-        self.reply = Reply(stream)
+        self.reply = Reply(stream, first_words=self.s.llm_budget is not None)  # live: the voice starts sooner
 
     def see(self, t_ns: int, description: str) -> None:
         self.scene = (t_ns, description)
@@ -272,9 +285,9 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
         if self.s.llm_budget is not None:
             # The first words are what the user waits for: they may overrun the chunk (one late step is
             # caught up by the quick listening steps after it); later pieces keep to the budget.
-            share = self.s.first_budget if self.reply.spoken_upto == 0 else self.s.llm_budget
+            share = self.s.first_budget if self.reply.opening else self.s.llm_budget
             budget = share * (chunk.t_end_ns - chunk.t_start_ns) / 1e9
-        cap = self.s.first_tokens if self.reply.spoken_upto == 0 else self.s.tokens_per_chunk
+        cap = self.s.first_tokens if self.reply.opening else self.s.tokens_per_chunk
         piece = self.reply.next_piece(cap, budget)
         out.info["llm_ms"] = round(piece.llm_s * 1e3, 1) + out.info.get("prefill_ms", 0.0)
         out.info["llm_tokens"] = len(piece.tokens)
@@ -290,6 +303,12 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
             out.turn_end = True
             self._remember_reply()
             self.reply = None
+
+    def _awaiting_answer(self) -> bool:
+        """Live, a delegated request's answer is awaited and nothing is said meanwhile: the warm-up waits until
+        it has been said (a prefill running when it comes back holds up its words, and can make them miss
+        the next boundary)."""
+        return self.s.llm_budget is not None and self.holding_at is not None
 
     def _voicing(self, chunk: Chunk) -> bool:
         """Live, words went to the voice and are not heard playing yet: their synthesis is what the user waits
@@ -326,7 +345,7 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
         said = ""
         if self.reply is not None:  # the words handed out so far; the rest of the reply is not taken up again
             r = self.reply
-            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.spoken_upto].strip()
+            said = protocol.parse(r.stream.text, r.stream.finished).speech[:r.said_upto].strip()
         return {"history": [list(turn) for turn in self.history], "said": said,
                 "results": [[r.id, r.text] for r in self.results], "seen_results": sorted(self.seen_results),
                 "spoken_words": list(self.spoken_words)}

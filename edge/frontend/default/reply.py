@@ -14,7 +14,11 @@ from edge.frontend.default import grammar as protocol
 from edge.frontend.default.llm import TokenStream
 
 _CLAUSE_END = re.compile(r"[,;:](?=\s)")
+_WORD_END = re.compile(r"\S(?=\s+\S)")  # a word followed by the next one begun: it is whole
 MIN_FIRST_WORDS = 3  # the first piece may end at a comma, so speech starts sooner
+# Live, the first piece may also end after this many whole words and characters, without waiting for the end of
+# its sentence: the voice starts on them while the rest is decoded (said at the next boundary).
+FIRST_WORDS, FIRST_CHARS = 4, 18
 # Said as soon as a reply opens a delegate span: the user hears at once that the question was taken up, while
 # the span and the model's own words after it are still being decoded (they follow as before).
 ACKNOWLEDGEMENT = "Okay."
@@ -29,6 +33,7 @@ class ReplyPiece:
     listen: bool = False
     tokens: list[int] = field(default_factory=list)
     llm_s: float = 0.0
+    start: int = 0  # where its words begin in the reply's speech
 
 
 class FixedStream:
@@ -47,7 +52,7 @@ class FixedStream:
 
 
 class Reply:
-    def __init__(self, stream: TokenStream | FixedStream) -> None:
+    def __init__(self, stream: TokenStream | FixedStream, first_words: bool = False) -> None:
         self.stream = stream
         self.spoken_upto = 0  # characters of speech already handed out
         self.delegated = False
@@ -56,10 +61,22 @@ class Reply:
         # The acknowledgement was said for the span being written. The conversation keeps the model's own text
         # only: with the acknowledgement in it, the model learns to write it after its spans too ("Okay. Okay.").
         self.acknowledged = False
+        self.first_words = first_words  # live: the first piece may be its first few words (FIRST_WORDS)
+        self.cut_short = False  # the last piece was the first few words: the rest of that sentence is next
 
     def hold(self, piece: ReplyPiece) -> None:
         """Keep a piece decoded before its boundary: the next `next_piece` returns it, at no further cost."""
         self.held = piece
+
+    @property
+    def opening(self) -> bool:
+        """Its first sentence is not handed out whole yet: the user is still waiting for it (or its end)."""
+        return self.spoken_upto == 0 or self.cut_short
+
+    @property
+    def said_upto(self) -> int:
+        """Characters of speech handed out to be said: a piece held for its boundary is not said yet."""
+        return self.held.start if self.held is not None and self.held.text else self.spoken_upto
 
     @property
     def finished(self) -> bool:
@@ -74,7 +91,17 @@ class Reply:
             m = _CLAUSE_END.search(speech, self.spoken_upto)
             if m and len(speech[self.spoken_upto:m.end()].split()) >= MIN_FIRST_WORDS:
                 return m.end()
+            if self.first_words and not self.acknowledged:  # not a holding phrase: nobody waits for it
+                end = self._first_words(speech)
+                self.cut_short = end is not None
         return end
+
+    def _first_words(self, speech: str) -> int | None:
+        """The end of the first few whole words of the reply (enough of them to be worth saying alone)."""
+        for n, m in enumerate(_WORD_END.finditer(speech, self.spoken_upto), 1):
+            if n >= FIRST_WORDS and len(speech[self.spoken_upto:m.end()].strip()) >= FIRST_CHARS:
+                return m.end()
+        return None
 
     def next_piece(self, max_tokens: int, budget_s: float | None = None) -> ReplyPiece:
         """Decode until the next sentence (or the span, or the end) is whole.
@@ -87,8 +114,9 @@ class Reply:
             ahead.llm_s = 0.0  # spent when it was decoded
             return ahead
         t0 = time.perf_counter()
-        piece = ReplyPiece()
+        piece = ReplyPiece(start=self.spoken_upto)
         first = self.spoken_upto == 0
+        self.cut_short = False
         budget = max_tokens
         while True:
             parsed = self._parse()

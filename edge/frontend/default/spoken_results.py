@@ -28,6 +28,20 @@ class SpokenResults:
         self.arrival.pop(result_id, None)
         return dropped
 
+    def result_ahead(self, result: ResultToSay) -> str:
+        """The result's words when the next boundary says it unless the user speaks first: it answers the
+        holding phrase, or it is the first waiting and no reply or turn of the user's stands before it."""
+        if self.utt is not None:
+            return ""  # the user is talking: the boundary hears them out first
+        to_say = self._answer_to_holding()
+        if to_say is None and self.reply is None and self.results:
+            to_say = self.results[0]
+        return self._words_of(result) if to_say is not None and to_say.id == result.id else ""
+
+    @staticmethod
+    def _words_of(result: ResultToSay) -> str:
+        return protocol.strip_protocol(result.text)
+
     def _answer_to_holding(self) -> ResultToSay | None:
         """The first result delivered after the holding phrase's delegate span went out, if one waits."""
         if self.holding_at is None:
@@ -51,7 +65,7 @@ class SpokenResults:
             result = self.results[0]
         self.results.remove(result)
         self.arrival.pop(result.id, None)
-        text = protocol.strip_protocol(result.text)
+        text = self._words_of(result)
         out.control, out.text, out.turn_end, out.backend_id = "speak", text, True, result.id
         if not is_progress(result):  # in the history, the 0.5B model says "I'm still checking" to anything
             self.history.append(("assistant", text))
