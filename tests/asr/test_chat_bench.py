@@ -32,5 +32,5 @@ def test_bad_options_are_one_sentence():
     for args in (["--requests", "0"], ["--slot-s", "3"], ["--llm-gguf", "/nonexistent.gguf"], ["--rescore"]):
         run = subprocess.run([sys.executable, "-m", "edge.cli", "bench", "chat", *args], capture_output=True,
                              text=True, timeout=120)
-        assert run.returncode == 2 and "Traceback" not in run.stderr
-        assert run.stdout.strip().startswith("venus-edge bench chat:") and run.stdout.count("\n") == 1, run.stdout
+        assert run.returncode == 2 and "Traceback" not in run.stderr and not run.stdout, run.stdout
+        assert run.stderr.strip().startswith("venus-edge bench chat:") and run.stderr.count("\n") == 1, run.stderr
