@@ -79,3 +79,15 @@ def test_only_an_unlikely_transcript_or_content_word_is_doubted():
     words = [("What", 0.9), ("is", 0.2), ("sixth", 0.03), ("time", 0.6)]
     assert doubt(Heard("What is sixth time", -0.2), s.ask_back_logprob, words, 0.1).word == "sixth"
     assert doubt(Heard("What is sixth time", -0.2), s.ask_back_logprob, words[:2], 0.1) is None  # "is": no content
+
+
+def test_words_that_will_be_asked_back_are_not_drafted_but_an_unsure_sum_is():
+    from edge.frontend.default.asking import AskingBack
+
+    asking = AskingBack()
+    asking.s = Settings()
+    misheard = "Who wrote from your end Juliet?"
+    assert asking._not_caught(misheard, Heard(misheard, -1.15))  # asked back: a draft would be thrown away
+    assert not asking._not_caught(misheard, Heard(misheard, -0.2))
+    assert not asking._not_caught("What is 6 times 8?", Heard("What is 6 times 8?", -1.2))  # the sum is said back
+    assert not asking._not_caught(misheard, None)

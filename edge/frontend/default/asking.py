@@ -48,6 +48,13 @@ class AskingBack:
         self.asked_about = text
         return did_you_say(said)
 
+    def _not_caught(self, text: str, heard: Heard | None) -> bool:
+        """Whether `text` will be asked back as not caught (the whole of it unlikely, and no sum in it): a draft
+        of an answer to it (prefill, first words, their synthesis) would be thrown away."""
+        return bool(self.s.ask_back and heard is not None and heard.text == text and
+                    doubt(heard, self.s.ask_back_logprob) is not None and
+                    work_out(protocol.strip_protocol(text)) is None)
+
     def _confirmed(self, text: str) -> str | None:
         """After "Did you say X?": X when the user's turn is a plain yes; the question lapses either way."""
         about, self.asked_about = self.asked_about, None
