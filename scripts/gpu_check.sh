@@ -22,7 +22,7 @@ python -c "import tensorrt, onnxruntime as o; print('TensorRT', tensorrt.__versi
 echo "== tiny bundles (venus-export tiny + build) in $work"
 timeout 120 python - <<PY || { echo "gpu_check: the tiny bundles could not be exported"; exit 1; }
 import sys
-sys.path.insert(0, "tests/venus")
+sys.path.insert(0, "tests/support")
 from pathlib import Path
 from bundle_support import make_bundle
 for v in ("omni", "audio"):
@@ -36,7 +36,7 @@ for v in omni audio; do
 done
 
 echo "== gpu-marked tests"
-timeout 90 python -m pytest -q -m gpu tests/venus/test_venus_gpu.py -p no:cacheprovider || status=1
+timeout 90 python -m pytest -q -m gpu tests/edge/frontend/venus/test_venus_gpu.py -p no:cacheprovider || status=1
 
 echo "== engines against onnxruntime (CPU)"
 timeout 50 python scripts/gpu_compare.py "$work/bundle-omni" "$work/bundle-audio" || status=1

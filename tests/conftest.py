@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -44,23 +43,11 @@ def tiny_bundles(tiny_bundle_cache) -> dict[str, Path]:
     that change a bundle change a copy."""
     from concurrent.futures import ThreadPoolExecutor
 
-    make_bundle = _bundle_support().make_bundle
+    from bundle_support import make_bundle  # tests/support/, on the path for every folder (pyproject.toml)
+
     with ThreadPoolExecutor(2) as pool:
         jobs = {v: pool.submit(make_bundle, tiny_bundle_cache, v) for v in ("omni", "audio")}
         return {v: job.result() for v, job in jobs.items()}
-
-
-def _bundle_support():
-    """tests/venus/bundle_support.py, one module however a folder imports it (its folder is not on every path)."""
-    import importlib.util
-
-    if "bundle_support" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("bundle_support", Path(__file__).parent / "venus" /
-                                                      "bundle_support.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bundle_support"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["bundle_support"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

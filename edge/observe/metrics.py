@@ -13,7 +13,7 @@ from edge.observe.observer import Observer
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-# name, type, help: the list the README prints (tests/observe checks every one is exposed).
+# name, type, help: the list the README prints (tests/edge/observe checks every one is exposed).
 METRICS: tuple[tuple[str, str, str], ...] = (
     ("venus_up", "gauge", "1 while every node is running (health ready), else 0"),
     ("venus_node_up", "gauge", "1 while the node is running or ready"),

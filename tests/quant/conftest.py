@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 from quant_helpers import SCRIPT, SWEEP_TYPES, run_cli  # noqa: E402
 from quant_tiny_gguf import write_tiny_gguf  # noqa: E402
 

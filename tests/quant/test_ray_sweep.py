@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from quant_helpers import SWEEP_TYPES
+from repo_paths import SUPPORT
 
 pytestmark = pytest.mark.slow
-HERE = Path(__file__).parent
 BOARD = "orin-nano-8"
 QUALITY = ("size_mb", "top1", "decision_agree", "delegate_agree", "n_chunks", "n_eval_tokens", "status")
 KL = ("kl_mean", "kl_p99", "kl_max")
@@ -46,7 +46,7 @@ def cluster_runs(tiny_gguf, journal, omni_bundle, tmp_path_factory):
                      {"args": ["sweep", str(omni_bundle), *ENCODER_ARGS, "--ray", "127.0.0.1:6379", "--shared",
                                "--boards", "none", "-o", str(d / "encoders")]}]}
     (d / "plan.json").write_text(json.dumps(plan))
-    subprocess.run(["unshare", "-n", sys.executable, str(HERE / "ray_cluster.py"), str(d / "plan.json")],
+    subprocess.run(["unshare", "-n", sys.executable, str(SUPPORT / "ray_cluster.py"), str(d / "plan.json")],
                    timeout=400, check=True)
     result = json.loads((d / "result.json").read_text())
     assert "error" not in result, result["error"]

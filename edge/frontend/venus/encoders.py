@@ -18,7 +18,7 @@ what the model was trained on), whatever the chunk length of the session:
 Each embedding is returned once. So a second fed as two halves ends with the
 same cache, and returns the same last five embeddings, as the whole second
 fed at once; its first five are what the first half alone gives (measured
-against the whole second in tests/venus/test_venus_audio_stream.py).
+against the whole second in tests/edge/frontend/venus/test_venus_audio_stream.py).
 Two differences from the reference's streaming front end, both at block
 edges: its log-mel waits for real right context (its first chunk is 1035 ms),
 where a block's last two frames here read reflect padding so the block commits
