@@ -60,12 +60,12 @@ class CaptureNode(Node):
         self.ducks = 0
         self.ring = ChunkRing(int(RING_S * 1000) // settings.chunk_ms)
         self.ring_wait = GiveUpWait(RING_WAIT_S, "capture: the frontend decided nothing for %.0f s; going on without "
-                                                 "keeping its chunks")
+                                                 "keeping its chunks", log)
         self.quiet_chunks = 0
         self.last_quiet = True  # the last chunk published was under the noise gate
         self.wake: WakeGate | None = None
         self.decision_wait = GiveUpWait(RING_WAIT_S, "capture: the frontend decided nothing for %.0f s; the wake "
-                                                     "word's idle time goes on without its decisions")
+                                                     "word's idle time goes on without its decisions", log)
         self.answers = AnswerWait(settings.answer_wait_s, self.chunk_ns)  # what a file's end waits for
         self.answers.decided = self.index - 1  # restarted: what came before is not waited for again
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from edge import messages as m
 
-log = logging.getLogger("edge.nodes.capture")  # its warnings are the capture node's
 KEEP_DECIDED = 2  # decided chunks kept too: a restart can miss the checkpoint of the last decision
 RING_S = 30.0  # how much undecided input capture keeps (the frontend's restart must fit in it)
 
@@ -70,8 +69,8 @@ class GiveUpWait:
     """A wait on the virtual clock for a frontend that may never decide: held while needed, until `bound_s` of
     wall time have passed; then it warns once and is never held again (a stalled frontend must not stop input)."""
 
-    def __init__(self, bound_s: float, warning: str) -> None:
-        self.bound_s, self.warning = bound_s, warning
+    def __init__(self, bound_s: float, warning: str, log: logging.Logger) -> None:
+        self.bound_s, self.warning, self.log = bound_s, warning, log
         self.since: float | None = None
         self.given_up = False
 
@@ -83,6 +82,6 @@ class GiveUpWait:
         self.since = self.since or now
         if now - self.since > self.bound_s:
             self.given_up = True
-            log.warning(self.warning, self.bound_s)
+            self.log.warning(self.warning, self.bound_s)
             return False
         return True
