@@ -24,37 +24,26 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _positive(unit: str, most: float) -> Callable[[str], float]:
-    """An argparse type: a finite number above 0 and at most `most` (nan, inf and -5 are each one sentence)."""
+def _number(words: str, most: float, zero: bool = False) -> Callable[[str], float]:
+    """An argparse type: a number above 0 (from 0 with `zero`) and at most `most`; anything else (nan, inf, -5,
+    a word) is one sentence saying `words`."""
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not 0.0 < value <= most:  # also false for nan
-            raise argparse.ArgumentTypeError(f"must be {unit} above 0 and at most {most:.0f}, not {text!r}")
+        if not ((0.0 <= value) if zero else (0.0 < value)) or not value <= most:  # both false for nan
+            raise argparse.ArgumentTypeError(f"must be {words}, not {text!r}")
         return value
     return parse
 
 
-def _fps(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 120.0:
-        raise argparse.ArgumentTypeError(f"must be frames per second between 0 and 120, not {text!r}")
-    return value
+def _positive(unit: str, most: float) -> Callable[[str], float]:
+    return _number(f"{unit} above 0 and at most {most:.0f}", most)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 3600.0:
-        raise argparse.ArgumentTypeError(f"must be seconds from 0 to 3600, not {text!r}")
-    return value
+_fps = _number("frames per second between 0 and 120", 120.0, zero=True)
+_seconds = _number("seconds from 0 to 3600", 3600.0, zero=True)
 
 
 def example_wav() -> str:

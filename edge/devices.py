@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 from pathlib import Path
+from typing import Any
 
 
 class DeviceError(RuntimeError):
@@ -38,8 +39,9 @@ def list_devices() -> str:
     return "\n".join(lines)
 
 
-def _sound_device(device: str | int | None, kind: str) -> None:
-    """Raise one sentence when PortAudio has no `kind` ("input"/"output") device by this name (None: the default)."""
+def sound_device(device: str | int | None, kind: str) -> tuple[Any, dict]:
+    """PortAudio's `kind` ("input"/"output") device by this name (None: the default), as (sounddevice, its info);
+    `DeviceError` in one sentence when the sound library or the device is missing."""
     flag, hint = (("--mic", "pass a file with --mic FILE.wav") if kind == "input" else
                   ("--speaker", "write to a file with --speaker FILE.wav"))
     what = "microphone" if kind == "input" else "speaker"
@@ -49,22 +51,23 @@ def _sound_device(device: str | int | None, kind: str) -> None:
         raise DeviceError(f"cannot use a {what}: the sound library is missing ({exc}); install libportaudio2 "
                           f"and `pip install sounddevice`, or {hint}") from None
     try:
-        sd.query_devices(device, kind)
+        info = sd.query_devices(device, kind)
     except Exception:
         name = f"default {what}" if device is None else f"{what} {device!r}"
         raise DeviceError(f"no {name} was found ({flag}); list devices with `venus-edge --list-devices` "
                           f"or {hint}") from None
+    return sd, info
 
 
 def check_devices(mic: str | None, speaker: str | None, camera: str | None, mic_is_file: bool) -> None:
     """The session's devices, looked up before any model loads; `DeviceError` names the first one missing."""
     if not mic_is_file:
-        _sound_device(None if mic in (None, "", "default") else int(mic) if str(mic).isdigit() else mic, "input")
+        sound_device(None if mic in (None, "", "default") else int(mic) if str(mic).isdigit() else mic, "input")
     if speaker not in (None, "", "null") and not speaker.lower().endswith((".wav", ".flac")):
         if "/" in speaker:  # a path, but not one a reply can be written to as audio
             raise DeviceError(f"--speaker {speaker} is neither a .wav/.flac file to write nor a sound device; "
                               "write to a file with --speaker FILE.wav or name a device from --list-devices")
-        _sound_device(None if speaker == "default" else int(speaker) if speaker.isdigit() else speaker, "output")
+        sound_device(None if speaker == "default" else int(speaker) if speaker.isdigit() else speaker, "output")
     if camera is not None and camera.isdigit() and Path("/sys/class/video4linux").parent.exists() \
             and not Path(f"/dev/video{camera}").exists():
         raise DeviceError(f"no camera {camera} was found (/dev/video{camera} does not exist); list devices with "

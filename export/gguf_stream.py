@@ -88,6 +88,11 @@ def add_transformer_shape(w: GGUFWriter, p: TransformerShape) -> None:
     w.add_layer_norm_rms_eps(p.rms_eps)
 
 
+def transformer_facts(arch: str, p: TransformerShape) -> dict:
+    """The decoder's shape as the manifest records it, for an LLM and a TTS alike (each adds its own after)."""
+    return {"arch": arch, "n_layers": p.n_layers, "hidden": p.hidden, "n_head": p.n_head, "n_head_kv": p.n_head_kv}
+
+
 def open_writer(path: Path, arch: str) -> GGUFWriter:
     path.parent.mkdir(parents=True, exist_ok=True)
     return GGUFWriter(path, arch)

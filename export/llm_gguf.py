@@ -14,7 +14,8 @@ from gguf import GGUFWriter, MODEL_TENSOR
 
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
-from export.gguf_stream import PlannedTensor, add_transformer_shape, open_writer, write_streamed
+from export.gguf_stream import (PlannedTensor, add_transformer_shape, open_writer, transformer_facts,
+                                 write_streamed)
 from export.names import QWEN3_GLOBAL, QWEN3_IGNORED, QWEN3_LAYER, Mapped, check_names, expand, expand_names
 from export.vocab import REQUIRED_TOKENS, Vocab, add_bpe_vocab, read_vocab
 
@@ -107,11 +108,7 @@ def convert_llm(reader: CheckpointReader, out: Path, progress: bool = True) -> d
     tmp.replace(out)
     ids = {t: i for i, t in enumerate(vocab.tokens)}
     return {
-        "arch": ARCH,
-        "n_layers": p.n_layers,
-        "hidden": p.hidden,
-        "n_head": p.n_head,
-        "n_head_kv": p.n_head_kv,
+        **transformer_facts(ARCH, p),
         "head_dim": p.head_dim,
         "ffn": p.ffn,
         "vocab_size": p.vocab_size,

@@ -19,7 +19,8 @@ import numpy as np
 
 from export.checkpoint import CheckpointReader
 from export.errors import ExportError
-from export.gguf_stream import PlannedTensor, add_transformer_shape, open_writer, write_streamed
+from export.gguf_stream import (PlannedTensor, add_transformer_shape, open_writer, transformer_facts,
+                                 write_streamed)
 from export.names import TTS_EXTRA_FIXED, TTS_GLOBAL, TTS_IGNORED, TTS_LAYER, TTS_PROJECTORS, Mapped, check_names, \
     expand, expand_names
 from export.transforms import transforms_for
@@ -139,11 +140,7 @@ def convert_tts(reader: CheckpointReader, out_gguf: Path, progress: bool = True)
     nbytes = write_streamed(w, [_plan(reader, r, p) for r in rows], desc="tts -> gguf", progress=progress)
     tmp.replace(out_gguf)
     return {
-        "arch": ARCH,
-        "n_layers": p.n_layers,
-        "hidden": p.hidden,
-        "n_head": p.n_head,
-        "n_head_kv": p.n_head_kv,
+        **transformer_facts(ARCH, p),
         "ffn": p.ffn,
         "n_codes": p.n_codes,
         "projector_type": p.projector_type,

@@ -27,6 +27,7 @@ from edge.formats import ONNX_PRECISIONS
 from edge.protocol.tokens import IMAGE_CLOSE, IMAGE_OPEN, UNIT_OPEN
 from quant.chunks import ChunkStream, replay, single_id
 from quant.metrics import compare_distributions, decision_agreement, embedding_error, log_softmax
+from quant.tables import aligned, grid, markdown
 
 PRECISIONS = ONNX_PRECISIONS
 N_SAMPLES = 4
@@ -259,13 +260,8 @@ _COLS = [("part", "part", "{}"), ("precision", "precision", "{}"), ("size_mb", "
          ("status", "status", "{}")]
 
 
-def _cells(r: dict) -> list[str]:
-    return ["-" if r.get(c) is None else f.format(r[c]) for c, _, f in _COLS]
-
-
 def encoder_markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(h for _, h, _ in _COLS) + " |", "|" + "|".join("---" for _ in _COLS) + "|"]
-    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    lines = markdown(grid(rows, _COLS))
     failed = [f"- {r['part']} {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
     notes = [f"- {r['part']} {r['precision']}: {r['note']}" for r in rows if r.get("note")]
     lines += [""] + failed + notes if failed or notes else []
@@ -273,7 +269,4 @@ def encoder_markdown(rows: list[dict]) -> str:
 
 
 def encoder_text_table(rows: list[dict]) -> str:
-    cells = [[h for _, h, _ in _COLS]] + [_cells(r) for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(_COLS))]
-    return "\n".join("  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths)))
-                     for c in cells)
+    return "\n".join(aligned(grid(rows, _COLS), left=2))

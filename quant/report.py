@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 from quant.state import row_key
+from quant.tables import aligned, grid, markdown
 
 # (column, header, format) in table order
 COLUMNS = [
@@ -86,20 +87,11 @@ def default_budget(rows: list[dict]) -> float:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    cols = columns(rows)
-    lines = ["| " + " | ".join(h for _, h, _ in cols) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(cols))) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(_cell(r, c, f) for c, _, f in cols) + " |")
-    return "\n".join(lines)
+    return "\n".join(markdown(grid(rows, columns(rows), _cell), right=True))
 
 
 def text_table(rows: list[dict]) -> str:
-    cols = columns(rows)
-    cells = [[h for _, h, _ in cols]] + [[_cell(r, c, f) for c, _, f in cols] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
-    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths)))
-                     for row in cells)
+    return "\n".join(aligned(grid(rows, columns(rows), _cell)))
 
 
 def write_reports(out: Path, rows: list[dict], meta: dict, budget_mb: float,

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from quant.tables import aligned, grid, markdown
 from quant.voice_sweep import EVAL_TEXTS, VOCODER, _first_line, _graphs, _size_mb, rel_rms, spectral_db, speak
 
 VOCODER_PRECISIONS = ("fp32", "fp16", "int8")
@@ -122,14 +123,8 @@ _COLS = [("part", "part", "{}"), ("precision", "precision", "{}"), ("size_mb", "
          ("wave_rel_rms", "wave err", "{:.4f}"), ("wave_spec_db", "wave spec dB", "{:.2f}"), ("status", "status", "{}")]
 
 
-def _cells(r: dict) -> list[str]:
-    return ["-" if r.get(c) is None else f.format(r[c]) for c, _, f in _COLS]
-
-
 def speech_markdown(rows: list[dict]) -> str:
-    head = [h for _, h, _ in _COLS]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    lines = markdown(grid(rows, _COLS))
     lines += [f"- {r['part']} {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
     lines += ["", "code agree: fraction of the bundle's own TTS codes matched at the same position (same seed); "
               "TTS rtf: TTS seconds per second of speech; rtf: token2wav seconds per second of speech; wave err: "
@@ -140,7 +135,4 @@ def speech_markdown(rows: list[dict]) -> str:
 
 
 def speech_text_table(rows: list[dict]) -> str:
-    cells = [[h for _, h, _ in _COLS]] + [_cells(r) for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(_COLS))]
-    return "\n".join("  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths)))
-                     for c in cells)
+    return "\n".join(aligned(grid(rows, _COLS), left=2))

@@ -25,6 +25,8 @@ from typing import Callable
 
 import numpy as np
 
+from quant.tables import aligned, grid, markdown
+
 PRECISIONS = ("fp32", "fp16", "int8", "int8-static", "int8-static-conv")
 STATIC = {"int8-static": ["MatMul", "Gemm", "Conv"], "int8-static-conv": ["Conv"]}  # op types quantized
 FLOW = ("token2wav_encoder", "token2wav_step")
@@ -241,11 +243,7 @@ _COLS = [("precision", "precision", "{}"), ("flow_mb", "flow MB", "{:.2f}"), ("v
 
 
 def voice_text_table(rows: list[dict]) -> str:
-    cells = [[h for _, h, _ in _COLS]] + [["-" if r.get(c) is None else f.format(r[c]) for c, _, f in _COLS]
-                                          for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(_COLS))]
-    lines = ["  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(c, widths)))
-             for c in cells]
+    lines = aligned(grid(rows, _COLS))
     lines += [f"{r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
     return "\n".join(lines)
 
@@ -260,8 +258,6 @@ def run_voice_sweep(sweep, precisions: list[str]) -> list[dict]:
 
 
 def voice_markdown(rows: list[dict]) -> str:
-    head = [h for _, h, _ in _COLS]
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join("-" if r.get(c) is None else f.format(r[c]) for c, _, f in _COLS) + " |" for r in rows]
+    lines = markdown(grid(rows, _COLS))
     lines += [f"- {r['precision']}: {r['error']}" for r in rows if r.get("status") != "ok"]
     return "\n".join(lines + ["", verdict(rows)])

@@ -23,11 +23,9 @@ with `arithmetic <setting>: <K>/<N> answered right`.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -35,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from edge.bench.answers_set import Question, generate
+from edge.bench.session_run import add_model_flags, model_extra, model_flags_problem, session_folder
 from edge.detect.asr import MODELS as ASR_MODELS
 
 SLOT_S = 12.0  # a question and its answer: a delegated one is spoken a chunk or two after the question, and a
@@ -135,30 +134,24 @@ def main(argv: list[str]) -> int:
     p.add_argument("--number-reading", choices=("on", "off", "both"), default="on",
                    help="the recognizer's second reading of a sum heard with a broken operand (default on; "
                         "both: run without it, then with it, on the same input)")
-    p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
-    p.add_argument("--asr", choices=ASR_MODELS, default=None, help="the frontend's recognizer (default: its own)")
+    add_model_flags(p)
     p.add_argument("--asr-beam", type=int, default=None, help="the frontend recognizer's beam size (default: its own)")
     p.add_argument("--judge-asr", choices=ASR_MODELS, default="base",
                    help="the recognizer that transcribes the replies for scoring (default base)")
     p.add_argument("--no-rules", action="store_true",
                    help="let the decision model answer everything itself (the baseline)")
-    p.add_argument("--llm-gguf", type=Path, default=None,
-                   help="another GGUF chat model as the decision model (default: the packaged Qwen2.5-Coder-0.5B)")
-    p.add_argument("--realtime", action="store_true", help="run in real time (default: as fast as the graph allows)")
     p.add_argument("--out", help="keep the input, journal and reply audio here")
     args = p.parse_args(argv)
     if not 1 <= args.questions <= 500:
         print("venus-edge bench answers: --questions must be between 1 and 500.", file=sys.stderr)
         return 2
-    if args.llm_gguf is not None and not args.llm_gguf.is_file():
-        print(f"venus-edge bench answers: {args.llm_gguf} does not exist; give the path of a GGUF model file.",
-              file=sys.stderr)
+    problem = model_flags_problem(args)
+    if problem:
+        print(f"venus-edge bench answers: {problem}", file=sys.stderr)
         return 2
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    out = session_folder(args.out, "answers")
     from edge.backends.locate import ModelMissing
 
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-answers-"))
-    out.mkdir(parents=True, exist_ok=True)
     if args.set == "arithmetic":
         from edge.bench.arithmetic_set import DEFAULT_SEED, generate as sums
         from edge.bench.espeak_voices import english_voices, variants
@@ -189,13 +182,11 @@ def _run(args, out: Path, mic: Path, questions: list[Question], marks: list[tupl
     from edge.session import SessionConfig, run_session
 
     out.mkdir(parents=True, exist_ok=True)
-    extra: dict = {"asr": args.asr} if args.asr else {}
+    extra = model_extra(args)
     if args.asr_beam:
         extra["asr_beam"] = args.asr_beam
     if args.no_rules:
         extra["rules"] = False
-    if args.llm_gguf is not None:
-        extra["llm_gguf"] = str(args.llm_gguf)
     extra["number_reading"] = reading
     setting = "number-reading" if reading else "first-reading-only"
     cfg = SessionConfig(mic=str(mic), speaker=str(out / "replies.wav"), speaker_rate=24000,

@@ -11,16 +11,14 @@ refusals <R>, median <M> words)`.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from edge.bench.chat_set import MIN_WORDS, Request, Scored, generate, score
-from edge.detect.asr import MODELS as ASR_MODELS
+from edge.bench.session_run import add_model_flags, model_extra, model_flags_problem, session_folder
 
 
 LEAD_S = 0.5  # silence before the first request
@@ -67,11 +65,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--requests", type=int, default=15, help="how many requests (default 15)")
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--slot-s", type=float, default=30.0, help="seconds from one request to the next (default 30)")
-    p.add_argument("--threads", type=int, default=1, help="inference threads per model (default 1)")
-    p.add_argument("--asr", choices=ASR_MODELS, default=None, help="the frontend's recognizer (default: its own)")
-    p.add_argument("--llm-gguf", type=Path, default=None,
-                   help="another GGUF chat model as the decision model (default: the packaged Qwen2.5-Coder-0.5B)")
-    p.add_argument("--realtime", action="store_true", help="run in real time (default: as fast as the graph allows)")
+    add_model_flags(p)
     p.add_argument("--out", help="keep the input and journal here")
     p.add_argument("--rescore", action="store_true",
                    help="score the run kept in --out again (same --requests, --seed and --slot-s), without running it")
@@ -87,17 +81,15 @@ def main(argv: list[str]) -> int:
         print("venus-edge bench chat: --rescore needs --out naming the folder of a kept run (its session.journal).",
               file=sys.stderr)
         return 2
-    if args.llm_gguf is not None and not args.llm_gguf.is_file():
-        print(f"venus-edge bench chat: {args.llm_gguf} does not exist; give the path of a GGUF model file.",
-              file=sys.stderr)
+    problem = model_flags_problem(args)
+    if problem:
+        print(f"venus-edge bench chat: {problem}", file=sys.stderr)
         return 2
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    out = session_folder(args.out, "chat")
     from edge.backends.locate import ModelMissing
     from edge.graph.supervisor import SupervisorSettings
     from edge.session import SessionConfig, run_session
 
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-chat-"))
-    out.mkdir(parents=True, exist_ok=True)
     requests = generate(args.requests, args.seed)
     if args.rescore:
         return report(requests, out, [i * args.slot_s + LEAD_S for i in range(len(requests))], 1.0)
@@ -106,9 +98,7 @@ def main(argv: list[str]) -> int:
     except ModelMissing as exc:
         print(f"venus-edge bench chat: {exc}", file=sys.stderr)
         return 2
-    extra: dict = {"asr": args.asr} if args.asr else {}
-    if args.llm_gguf is not None:
-        extra["llm_gguf"] = str(args.llm_gguf)
+    extra = model_extra(args)
     cfg = SessionConfig(mic=str(out / "requests.wav"), speaker=str(out / "replies.wav"), speaker_rate=24000,
                         journal=str(out / "session.journal"), realtime=args.realtime, frontend="default",
                         voice="piper", threads=args.threads, extra=extra)

@@ -11,13 +11,12 @@ judged right, declined, asked back or wrong (edge/bench/trust_score.py); each wa
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from edge.bench.session_run import session_folder
 from edge.bench.trust_score import by_kind, tally_line, verdict
 from edge.bench.trust_set import DEFAULT_SEED, Request, generate
 
@@ -130,9 +129,7 @@ def main(argv: list[str]) -> int:
         print("venus-edge bench answers: nothing to ask: give --questions, or --camera through the voice session.",
               file=sys.stderr)
         return 2
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-trust-"))
-    out.mkdir(parents=True, exist_ok=True)
+    out = session_folder(args.out, "trust")
     requests = generate(args.questions, args.seed)
     cam: list[Request] = []
     frames = None

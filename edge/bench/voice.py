@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from edge import messages as m
+from edge.bench.session_run import session_folder
 from edge.bench.stats import pct
 from edge.detect.asr import MODELS as ASR_MODELS
 
@@ -277,12 +277,10 @@ def main(argv: list[str]) -> int:
         print(f"venus-edge bench voice: {args.bundle} is not a bundle (no manifest.json); give the folder "
               "venus-export build wrote.", file=sys.stderr)
         return 2
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    out = session_folder(args.out, "voice")
     from edge.backends.locate import ModelMissing
     from edge.session import SessionConfig, run_session
 
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="venus-bench-voice-"))
-    out.mkdir(parents=True, exist_ok=True)
     try:
         turns = make_input(out / "questions.wav", QUESTIONS[:args.questions], args.chunk_ms, args.seed)
     except ModelMissing as exc:

@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from edge.audio_format import RATE
-from edge.devices import DeviceError
+from edge.devices import DeviceError, sound_device
 from kernels.resample import to_mono
 
 
@@ -102,16 +102,7 @@ class MicSource:
     live = True
 
     def __init__(self, device: str | int | None, block_ms: int = 20) -> None:
-        try:
-            import sounddevice as sd
-        except (ImportError, OSError) as exc:
-            raise DeviceError(f"cannot use a microphone: the sound library is missing ({exc}); install "
-                              "libportaudio2 and `pip install sounddevice`, or pass a file with --mic FILE.wav") from None
-        try:
-            info = sd.query_devices(device, "input")
-        except Exception:
-            raise DeviceError(f"no microphone {device!r} was found; list devices with `venus-edge --list-devices` "
-                              "or pass a file with --mic FILE.wav") from None
+        sd, info = sound_device(device, "input")
         self.rate = int(info["default_samplerate"])
         self.resampler = StreamResampler(self.rate)
         self._q: queue.Queue[np.ndarray] = queue.Queue()

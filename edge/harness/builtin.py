@@ -12,25 +12,17 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo
 
 from edge.language.clock_question import clock_question
-from edge.harness.capability import CapabilityError, Outcome, RunContext
+from edge.harness.capability import CapabilityError, Outcome, RunContext, one_text
 from edge.language.say import clock_time, say_date
 from edge.harness.timers import TimerCapability
 from edge.language.spoken_math import work_out
-
-_QUESTION = {
-    "type": "object",
-    "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 1000}},
-    "required": ["question"],
-    "additionalProperties": False,
-}
-
 
 class CalculatorCapability:
     name = "calculator"
     description = "Works out arithmetic and unit conversions said in words: sums, products, percentages, units."
     instructions = ("Use for any sum or conversion ('what is twelve times seven', 'five miles in kilometers'). "
                     "Put the question, with its numbers, in 'question'.")
-    schema: dict[str, Any] = _QUESTION
+    schema: dict[str, Any] = one_text("question", 1000)
     timeout_s = 5.0
 
     def claim(self, instruction: str) -> dict[str, Any] | None:
@@ -48,7 +40,7 @@ class ClockCapability:
     description = "Tells the current local time, day of the week and date from this device's clock."
     instructions = ("Use when the user asks the time, the day or the date here ('what time is it', 'what's the "
                     "date today'). Put the question in 'question'.")
-    schema: dict[str, Any] = _QUESTION
+    schema: dict[str, Any] = one_text("question", 1000)
     timeout_s = 5.0
 
     def __init__(self, now: Callable[[], datetime] | None = None, zone: str | None = None) -> None:

@@ -89,6 +89,16 @@ class RunContext:
         self.progress_fn(text)
 
 
+def one_text(argument: str, max_length: int) -> dict[str, Any]:
+    """The JSON Schema of most capabilities' arguments: one non-empty string, nothing else."""
+    return {
+        "type": "object",
+        "properties": {argument: {"type": "string", "minLength": 1, "maxLength": max_length}},
+        "required": [argument],
+        "additionalProperties": False,
+    }
+
+
 class Capability(Protocol):
     name: str
     description: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from edge.harness.capability import Outcome, RunContext
+from edge.harness.capability import Outcome, RunContext, one_text
 from edge.harness.chat import ChatBackend
 from edge.language.live_facts import cannot_know, live_topic
 from edge.harness.time_elsewhere import time_elsewhere
@@ -34,12 +34,7 @@ class GeneralCapability:
     name = "general"
     description = "Answers an open-ended request or question with a language model."
     instructions = "Use for anything no other capability fits. Put the full request in 'request'."
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {"request": {"type": "string", "minLength": 1, "maxLength": 4000}},
-        "required": ["request"],
-        "additionalProperties": False,
-    }
+    schema: dict[str, Any] = one_text("request", 4000)
 
     def __init__(self, chat: ChatBackend, timeout_s: float = 30.0, max_tokens: int = 200) -> None:
         self.chat = chat

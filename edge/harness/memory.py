@@ -14,7 +14,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from edge.harness.capability import CapabilityError, Outcome, RunContext
+from edge.harness.capability import CapabilityError, Outcome, RunContext, one_text
 from edge.memory.answer import answer, clock
 from edge.memory.archive import Archive
 from edge.memory.describe import fields
@@ -36,12 +36,7 @@ class MemoryCapability:
     description = "Recalls what the camera saw earlier: text on signs, screens, whiteboards, and when."
     instructions = ("Use when the user asks what was shown, written or seen earlier ('what was on the whiteboard', "
                     "'what did the sign say ten minutes ago'). Put the question in 'question'.")
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 1000}},
-        "required": ["question"],
-        "additionalProperties": False,
-    }
+    schema: dict[str, Any] = one_text("question", 1000)
 
     def __init__(self, root: str | Path, timeout_s: float = 10.0, k: int = 5,
                  reader: Callable[[], FrameReader] | None = None) -> None:

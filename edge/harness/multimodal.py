@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from edge.harness.capability import CapabilityError, Outcome, RunContext
+from edge.harness.capability import CapabilityError, Outcome, RunContext, one_text
 from edge.harness.chat import ChatBackend
 
 Transcriber = Callable[[np.ndarray, int], str]
@@ -26,12 +26,7 @@ class MultimodalCapability:
     description = "Answers a question about what was just heard or seen (the recent audio and camera frames)."
     instructions = ("Use when the request is about the conversation's recent sound or picture. Put the question "
                     "in 'question'.")
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {"question": {"type": "string", "minLength": 1, "maxLength": 4000}},
-        "required": ["question"],
-        "additionalProperties": False,
-    }
+    schema: dict[str, Any] = one_text("question", 4000)
 
     def __init__(self, transcriber: Transcriber | None, chat: ChatBackend | None = None,
                  describer: Describer | None = None, timeout_s: float = 60.0) -> None:

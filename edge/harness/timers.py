@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
-from edge.harness.capability import CapabilityError, Later, Outcome, RunContext, Scheduled
+from edge.harness.capability import CapabilityError, Later, Outcome, RunContext, Scheduled, one_text
 from edge.language.say import clock_time, join
 from edge.language.timer_words import ClockTime, TimerRequest, timer_request
 
@@ -65,12 +65,7 @@ class TimerCapability:
     description = "Sets timers, reminders and alarms said in words, says how long is left, and cancels them."
     instructions = ("Use for 'set a timer for two minutes', 'remind me in ten minutes to check the oven', "
                     "'how long is left on my timer', 'cancel the timer'. Put the request in 'request'.")
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {"request": {"type": "string", "minLength": 1, "maxLength": 1000}},
-        "required": ["request"],
-        "additionalProperties": False,
-    }
+    schema: dict[str, Any] = one_text("request", 1000)
     timeout_s = 5.0  # setting one takes no time: the wait is the harness's queue, not this call
 
     def __init__(self, now: Callable[[], datetime] | None = None) -> None:

@@ -8,7 +8,6 @@ a frontend that restarts.
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 
@@ -22,7 +21,7 @@ from edge.capture.video import VideoSource, open_video_source
 from edge.graph.node import Node, NodeIO
 from edge.nodes.capture_pacing import BLOCK, RealTimeCapture, VirtualCapture
 from edge.nodes.capture_tail import END, WAIT, AnswerWait
-from edge.nodes.capture_ring import RING_S, ChunkRing
+from edge.nodes.capture_ring import RING_S, ChunkRing, GiveUpWait
 from edge.settings import CaptureSettings
 from edge.wire import Envelope
 from kernels.resample import float_to_pcm16, pcm16_to_float
@@ -60,13 +59,13 @@ class CaptureNode(Node):
         self.ducked = False
         self.ducks = 0
         self.ring = ChunkRing(int(RING_S * 1000) // settings.chunk_ms)
-        self.ring_wait_since: float | None = None
-        self.ring_wait_given_up = False
+        self.ring_wait = GiveUpWait(RING_WAIT_S, "capture: the frontend decided nothing for %.0f s; going on without "
+                                                 "keeping its chunks", log)
         self.quiet_chunks = 0
         self.last_quiet = True  # the last chunk published was under the noise gate
         self.wake: WakeGate | None = None
-        self.decision_wait_since: float | None = None
-        self.decision_wait_given_up = False
+        self.decision_wait = GiveUpWait(RING_WAIT_S, "capture: the frontend decided nothing for %.0f s; the wake "
+                                                     "word's idle time goes on without its decisions", log)
         self.answers = AnswerWait(settings.answer_wait_s, self.chunk_ns)  # what a file's end waits for
         self.answers.decided = self.index - 1  # restarted: what came before is not waited for again
 
@@ -139,32 +138,12 @@ class CaptureNode(Node):
     def _awaits_decision(self) -> bool:
         """Virtual clock, in a conversation after the wake word: the idle time counts the frontend's decisions, so
         wait for the previous chunk's before cutting the next (live, decisions come within a chunk anyway)."""
-        if self.wake is None or not self.wake.awake or self.decision_wait_given_up or \
-                self.ring.decided >= self.index - 1:
-            self.decision_wait_since = None
-            return False
-        now = time.monotonic()
-        self.decision_wait_since = self.decision_wait_since or now
-        if now - self.decision_wait_since > RING_WAIT_S:
-            self.decision_wait_given_up = True
-            log.warning("capture: the frontend decided nothing for %.0f s; the wake word's idle time goes on "
-                        "without its decisions", RING_WAIT_S)
-            return False
-        return True
+        return self.decision_wait.holds(self.wake is not None and self.wake.awake
+                                        and self.ring.decided < self.index - 1)
 
     def _held_by_frontend(self) -> bool:
         """Virtual clock: wait while the next chunk would push an undecided one out of the ring."""
-        if self.ring_wait_given_up or not self.ring.full(self.index):
-            self.ring_wait_since = None
-            return False
-        now = time.monotonic()
-        self.ring_wait_since = self.ring_wait_since or now
-        if now - self.ring_wait_since > RING_WAIT_S:
-            self.ring_wait_given_up = True
-            log.warning("capture: the frontend decided nothing for %.0f s; going on without keeping its chunks",
-                        RING_WAIT_S)
-            return False
-        return True
+        return self.ring_wait.holds(self.ring.full(self.index))
 
     def cut_chunk(self) -> float:
         """Read, clean and publish one whole chunk; the delay until the next tick."""

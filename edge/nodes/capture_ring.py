@@ -15,6 +15,8 @@ waits instead, so a restart never loses input there.
 from __future__ import annotations
 
 import collections
+import logging
+import time
 from dataclasses import dataclass
 
 from edge import messages as m
@@ -61,3 +63,25 @@ class ChunkRing:
 
         Only once the frontend has decided something: a graph without a frontend never holds capture up."""
         return self.decided >= 0 and next_index - self.decided > self.capacity - KEEP_DECIDED
+
+
+class GiveUpWait:
+    """A wait on the virtual clock for a frontend that may never decide: held while needed, until `bound_s` of
+    wall time have passed; then it warns once and is never held again (a stalled frontend must not stop input)."""
+
+    def __init__(self, bound_s: float, warning: str, log: logging.Logger) -> None:
+        self.bound_s, self.warning, self.log = bound_s, warning, log
+        self.since: float | None = None
+        self.given_up = False
+
+    def holds(self, needed: bool) -> bool:
+        if self.given_up or not needed:
+            self.since = None
+            return False
+        now = time.monotonic()
+        self.since = self.since or now
+        if now - self.since > self.bound_s:
+            self.given_up = True
+            self.log.warning(self.warning, self.bound_s)
+            return False
+        return True

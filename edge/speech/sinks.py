@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 import soundfile as sf
 
-from edge.devices import DeviceError
+from edge.devices import sound_device
 from edge.private_files import open_private, private_dir
 
 log = logging.getLogger(__name__)
@@ -116,16 +116,7 @@ class TimelineWavSink:
 
 class DeviceSink:
     def __init__(self, device: str | int | None, rate: int = 24000) -> None:
-        try:
-            import sounddevice as sd
-        except (ImportError, OSError) as exc:
-            raise DeviceError(f"cannot use a speaker: the sound library is missing ({exc}); install libportaudio2 "
-                              "and `pip install sounddevice`, or write to a file with --speaker FILE.wav") from None
-        try:
-            sd.query_devices(device, "output")
-        except Exception:
-            raise DeviceError(f"no speaker {device!r} was found; list devices with `venus-edge --list-devices` "
-                              "or write to a file with --speaker FILE.wav") from None
+        sd, _ = sound_device(device, "output")
         self.rate = rate
         self._stream = sd.OutputStream(device=device, channels=1, samplerate=rate, dtype="float32",
                                        latency="low")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from edge.harness.capability import Outcome, RunContext
+from edge.harness.capability import Outcome, RunContext, one_text
 from edge.language.camera_question import camera_question
 from edge.understand.scene import Measurer, Scene
 
@@ -84,9 +84,7 @@ class CameraCapability:
     name = "camera"
     description = "Says what the camera sees now: text on signs, people, colours, light, what changed."
     instructions = "Use for questions about the camera picture. Put the question in 'question'."
-    schema: dict[str, Any] = {"type": "object", "properties": {"question": {"type": "string", "minLength": 1,
-                                                                             "maxLength": 1000}},
-                              "required": ["question"], "additionalProperties": False}
+    schema: dict[str, Any] = one_text("question", 1000)
     timeout_s = 30.0
 
     def __init__(self, measurer: Callable[[], Callable] | None = None) -> None:

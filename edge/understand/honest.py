@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from edge.harness.capability import Outcome, RunContext
+from edge.harness.capability import Outcome, RunContext, one_text
 from edge.language.ask_back import NOT_CAUGHT, did_you_say  # noqa: F401 (the frontend asks back in the same words)
 
 NAME = "say_back"
@@ -25,9 +25,7 @@ class SayBack:
     name = NAME
     description = "Says a fixed sentence chosen by the understanding guards."
     instructions = ""
-    schema: dict[str, Any] = {"type": "object", "properties": {"text": {"type": "string", "minLength": 1,
-                                                                         "maxLength": 400}},
-                              "required": ["text"], "additionalProperties": False}
+    schema: dict[str, Any] = one_text("text", 400)
     timeout_s = 5.0
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
