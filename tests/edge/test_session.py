@@ -65,23 +65,24 @@ LONG_THEN_INTERRUPT = ("0 speak This is a long answer that keeps going and going
                        "certainly longer than three seconds of speech.\n2 interrupt\n")
 
 
-def test_interrupt_cuts_speech_at_the_chunk_boundary(tmp_path, speech_wav):
+def interrupted_session(tmp_path, speech_wav, realtime: bool) -> None:
+    """A long reply the script interrupts at 3 s; the reply lands in o.wav and the journal in j."""
     script = tmp_path / "s.txt"
     script.write_text(LONG_THEN_INTERRUPT)
     cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
-                        frontend=f"scripted:{script}", voice="espeak", realtime=False)
+                        frontend=f"scripted:{script}", voice="espeak", realtime=realtime)
     assert run_session(cfg).ok
+
+
+def test_interrupt_cuts_speech_at_the_chunk_boundary(tmp_path, speech_wav):
+    interrupted_session(tmp_path, speech_wav, realtime=False)
     _, rate, rms = energy_windows(tmp_path / "o.wav", 0.1)
     assert rms[12:28].max() > 0.01  # speaking from 1 s ...
     assert rms[31:].max() < 1e-4  # ... silent after the interrupt at 3 s
 
 
 def test_live_interrupt_stops_playback_within_100_ms(tmp_path, speech_wav):
-    script = tmp_path / "s.txt"
-    script.write_text(LONG_THEN_INTERRUPT)
-    cfg = SessionConfig(mic=str(speech_wav), speaker=str(tmp_path / "o.wav"), journal=str(tmp_path / "j"),
-                        frontend=f"scripted:{script}", voice="espeak", realtime=True)
-    assert run_session(cfg).ok
+    interrupted_session(tmp_path, speech_wav, realtime=True)
     interrupts = [rec for rec, _ in Journal(tmp_path / "j").messages(m.Interrupt)]
     assert len(interrupts) == 1
     t_interrupt = interrupts[0].env.t_ns / 1e9  # when the supervisor relayed it

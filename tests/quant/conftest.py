@@ -2,14 +2,13 @@
 sweep shared by the tests."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from quant_helpers import SCRIPT, SWEEP_TYPES, run_cli  # noqa: E402
-from quant_tiny_gguf import write_tiny_gguf  # noqa: E402
+from quant_helpers import SCRIPT, SWEEP_TYPES, run_cli
+from quant_tiny_gguf import write_tiny_gguf
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ import pytest
 import soundfile as sf
 
 from edge.audio_format import RATE
+from edge.frontend.base import Chunk, ChunkOutput
+from edge.frontend.scripted import NullFrontend
 from kernels.resample import resample
 
 
@@ -24,3 +26,16 @@ def say(text: str, voice: str = "en-us", wpm: int = 160) -> np.ndarray:
     x = resample(x, rate, RATE)
     loud = np.flatnonzero(np.abs(x) > 3e-3)
     return x[loud[0]:loud[-1] + 1]
+
+
+class Speaking(NullFrontend):
+    """Speaks every chunk until told to yield; hears nothing itself."""
+
+    def __init__(self) -> None:
+        self.speaking, self.yields = True, 0
+
+    def step(self, chunk: Chunk) -> ChunkOutput:
+        return ChunkOutput("speak", "and so on") if self.speaking else ChunkOutput("listen")
+
+    def yield_turn(self) -> None:
+        self.speaking, self.yields = False, self.yields + 1

@@ -16,26 +16,12 @@ from edge import messages as m
 from edge.bargein import overlap_asr
 from edge.bargein.judge import BargeInJudge
 from edge.bargein.overlap_asr import OverlapTranscriber
-from edge.frontend.base import Chunk, ChunkOutput
-from edge.frontend.scripted import NullFrontend
+from edge.frontend.base import Chunk
 
-from duplex_helpers import RATE, say
+from duplex_helpers import RATE, Speaking, say
 
 NS = 1_000_000_000
 ONSET_S = 1.2
-
-
-class Speaking(NullFrontend):
-    """Speaks every chunk until told to yield; hears nothing itself."""
-
-    def __init__(self) -> None:
-        self.speaking, self.yields = True, 0
-
-    def step(self, chunk: Chunk) -> ChunkOutput:
-        return ChunkOutput("speak", "and the story goes on") if self.speaking else ChunkOutput("listen")
-
-    def yield_turn(self) -> None:
-        self.speaking, self.yields = False, self.yields + 1
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,8 @@ from edge.frontend.base import Chunk, ChunkOutput
 from edge.frontend.scripted import NullFrontend
 from edge.speech.playback import StagedSink
 
+from duplex_helpers import Speaking
+
 NS = 1_000_000_000
 
 
@@ -120,19 +122,6 @@ def test_speech_judged_aimed_elsewhere_stays_so_until_it_pauses():
     activity(judge, "offset", 0, 2_000_000_000)
     activity(judge, "onset", 3_000_000_000, 3_064_000_000)  # a second later: a new stretch, judged afresh
     assert fe.ask(Overlap("Have you seen my car keys anywhere?", tone(-24), 1500, False)).decision == "interrupt"
-
-
-class Speaking(NullFrontend):
-    """Speaks every chunk until told to yield; hears nothing itself."""
-
-    def __init__(self) -> None:
-        self.speaking, self.yields = True, 0
-
-    def step(self, chunk: Chunk) -> ChunkOutput:
-        return ChunkOutput("speak", "and so on") if self.speaking else ChunkOutput("listen")
-
-    def yield_turn(self) -> None:
-        self.speaking, self.yields = False, self.yields + 1
 
 
 def boundary(judge, fe, k: int, audio: np.ndarray) -> tuple[Chunk, ChunkOutput]:

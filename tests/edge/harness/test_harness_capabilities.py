@@ -5,7 +5,6 @@ import json
 import os
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from edge.harness.skills import load_skills
 from fake_openai import FakeOpenAI
 from harness_helpers import Emitted, advance
 from repo_paths import SUPPORT
+from waiting import until
 
 
 
@@ -116,13 +116,13 @@ def test_a_python_skill_that_hangs_is_killed_at_its_timeout(tmp_path):
     h.accept("w", "anything", 0, 0)
     h.poll()
     pid_file = root / "stuck" / "pid"
-    wait_until(pid_file.exists, "the skill never started")
+    until(pid_file.exists, "the skill never started")
     pid = int(pid_file.read_text())
     clock.advance_to(clock.now_ns() + 5 * 10**9)  # past the skill's own 2 s timeout
     h.poll()
     item = h.store.get("w")
     assert item.state == S.FAILED and "took too long" in item.reason
-    wait_until(lambda: not process_alive(pid), "the hung skill's process was left running")
+    until(lambda: not process_alive(pid), "the hung skill's process was left running")
     built.close()
 
 
@@ -154,13 +154,6 @@ def process_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def wait_until(cond, why: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.05)
 
 
 def test_subprocess_skill_exit_75_is_retried(tmp_path):

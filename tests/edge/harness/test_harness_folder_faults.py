@@ -8,7 +8,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 import wave
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from edge.nodes import harness as harness_node_module
 from fault_session import ROOT
 from filling_disk import SQLITE_FULL, Disk, FillingDatabase
 from harness_on_a_disk import S, ask, harness_node
+from waiting import until
 
 
 class Waits:
@@ -36,13 +36,6 @@ class Waits:
     def run(self, arguments, ctx) -> Outcome:
         ctx.sleep(1.0)
         return Outcome("It is sunny in Paris.")
-
-
-def until(cond, what: str, wait_s: float = 10.0) -> None:
-    deadline = time.monotonic() + wait_s
-    while not cond():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
 
 
 def test_a_task_whose_next_state_a_full_disk_refuses_runs_again_once_there_is_room(tmp_path, caplog):

@@ -20,6 +20,7 @@ from edge.harness.assemble import build_harness
 from edge.language.say import clock_time
 from harness_helpers import Emitted, advance
 from repo_paths import SUPPORT
+from waiting import until
 
 TOKEN = "long-lived-test-token"
 UNSPEAKABLE = re.compile(r'[{}\[\]"]|\d{4}-\d{2}-\d{2}|T\d{2}:\d{2}')
@@ -195,13 +196,6 @@ def test_the_token_can_come_from_a_file(tmp_path, monkeypatch):
         server.stop()
 
 
-def wait_for(cond, why: str, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        assert time.monotonic() < deadline, why
-        time.sleep(0.05)
-
-
 def test_the_capability_comes_back_when_the_server_does(tmp_path, monkeypatch):
     monkeypatch.setenv("HA_TOKEN", TOKEN)
     server = HomeServer(tmp_path)  # not started yet: down when the harness starts
@@ -211,7 +205,7 @@ def test_the_capability_comes_back_when_the_server_does(tmp_path, monkeypatch):
         assert len(built.problems) == 1 and "the home server cannot be reached" in built.problems[0]
         assert built.harness.registry.get("home.HassTurnOff") is None
         server.start()
-        wait_for(lambda: built.harness.registry.get("home.HassTurnOff") is not None, "the tools never appeared")
+        until(lambda: built.harness.registry.get("home.HassTurnOff") is not None, "the tools never appeared")
         assert said(finish(built, clock, "b1", "turn off the kitchen light")) == "Turned off the Kitchen Light."
         server.stop()  # goes away while registered: one sentence
         item = finish(built, clock, "b2", "turn on the kitchen light")

@@ -5,10 +5,6 @@ default's chat history, capture's ring, and the node's step files.
 """
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
 
 import msgpack
 import numpy as np
@@ -21,6 +17,8 @@ from edge.nodes.capture_ring import KEEP_DECIDED, ChunkRing
 from edge.nodes.frontend_state import StepFiles
 from edge.session import ALL_NODES, SessionConfig, make_supervisor
 from edge.timeline.journal import Journal
+
+from kill_midway import kill_once
 
 NS = 1_000_000_000
 
@@ -109,19 +107,8 @@ def test_killing_the_embedded_default_mid_session_loses_no_chunk_and_no_turn(tmp
     cfg = SessionConfig(mic=str(question), speaker="null", journal=str(tmp_path / "s.journal"), frontend="default",
                         voice="null", realtime=False, answer_wait_s=0.0)
     sup = make_supervisor(cfg, ALL_NODES)
-    result: dict = {}
-    runner = threading.Thread(target=lambda: result.setdefault("report", sup.run()), daemon=True)
-    runner.start()
-    frontend = sup.children["frontend"]
-    deadline = time.monotonic() + 300
-    while frontend.restore.get("utterance", 0) < 1 and runner.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.02)  # until the answer has begun
-    assert frontend.restore.get("utterance", 0) >= 1, "the frontend never answered"
-    os.kill(frontend.pid, signal.SIGKILL)
-    runner.join(300)
-    report = result["report"]
-    assert report.ok, report.reason
-    assert report.restarts["frontend"] == 1
+    kill_once(sup, "frontend", lambda: sup.children["frontend"].restore.get("utterance", 0) >= 1,  # the answer begun
+              "the frontend never answered", wait_s=300, join_s=300)
     journal = Journal(tmp_path / "s.journal")
     decided = [d for _, d in journal.messages(m.ChunkDecision)]
     assert sorted({d.index for d in decided}) == list(range(9))

@@ -7,7 +7,6 @@ import json
 import logging
 import time
 
-import numpy as np
 import pytest
 
 pytest.importorskip("wyoming", reason="pip install wyoming (the wyoming extra)")

@@ -132,34 +132,29 @@ def test_omni_context_follows_the_reference_rules_token_by_token(exported_omni_b
         f.close()
 
 
-def test_a_frame_of_several_slices_is_marked_slice_by_slice(exported_omni_bundle, recorder):
-    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "max_slices": 4,
-                                                                     "forced": {"*": ["<|listen|>"]}}))
+def check_one_listening_unit(bundle, recorder, frames: list[Frame], slices: list[int], **settings) -> None:
+    """One chunk with `frames`, forced to listen, against the reference's unit with `slices` per frame."""
+    f = VenusFrontend(bundle, VenusSettings.from_dict({**SETTINGS, **settings, "forced": {"*": ["<|listen|>"]}}))
     recorder.watch(f)
     try:
         ref = reference(f.llm)
-        out = f.step(Chunk(0, 0, NS, speechy(1.0), frame(0, 896, 448)))  # twice as wide as 448: the view + 2
-        ref.prefill([3], 1.0)
+        out = f.step(Chunk(0, 0, NS, speechy(1.0), frames))
+        ref.prefill(slices, 1.0)
         ref.generate(out.tokens)
         ref.finalize()
         check(recorder.log, ref.seq)
     finally:
         f.close()
+
+
+def test_a_frame_of_several_slices_is_marked_slice_by_slice(exported_omni_bundle, recorder):
+    # twice as wide as 448: the view + 2 slices
+    check_one_listening_unit(exported_omni_bundle, recorder, frame(0, 896, 448), [3], max_slices=4)
 
 
 def test_every_frame_queued_with_a_chunk_enters_its_unit(exported_omni_bundle, recorder):
-    f = VenusFrontend(exported_omni_bundle, VenusSettings.from_dict({**SETTINGS, "forced": {"*": ["<|listen|>"]}}))
-    recorder.watch(f)
-    try:
-        ref = reference(f.llm)
-        two = [Frame(0, np.full((42, 56, 3), 40, np.uint8)), Frame(NS // 2, np.full((42, 56, 3), 90, np.uint8))]
-        out = f.step(Chunk(0, 0, NS, speechy(1.0), two))
-        ref.prefill([1, 1], 1.0)
-        ref.generate(out.tokens)
-        ref.finalize()
-        check(recorder.log, ref.seq)
-    finally:
-        f.close()
+    two = [Frame(0, np.full((42, 56, 3), 40, np.uint8)), Frame(NS // 2, np.full((42, 56, 3), 90, np.uint8))]
+    check_one_listening_unit(exported_omni_bundle, recorder, two, [1, 1])
 
 
 def test_typed_text_and_the_prompt_enter_the_next_unit_after_its_media(exported_omni_bundle, recorder):

@@ -8,10 +8,6 @@ writes it.
 """
 from __future__ import annotations
 
-import os
-import signal
-import threading
-import time
 
 import numpy as np
 import soundfile as sf
@@ -24,6 +20,7 @@ from edge.frontend.venus.frontend import VenusFrontend
 from edge.session import ALL_NODES, SessionConfig, make_supervisor, run_session
 from edge.timeline.journal import Journal
 
+from kill_midway import kill_once
 from venus_support import BASE, speechy
 
 NS = 1_000_000_000
@@ -119,20 +116,8 @@ def test_killing_the_frontend_mid_turn_loses_no_chunk_and_keeps_the_context(tmp_
     assert sorted(n_past) == list(range(12))
 
     sup = make_supervisor(session_config(tmp_path, exported_audio_bundle, mic, "killed", realtime=True), ALL_NODES)
-    result: dict = {}
-    runner = threading.Thread(target=lambda: result.setdefault("report", sup.run()), daemon=True)
-    runner.start()
-    deadline = time.monotonic() + 120
-    frontend = sup.children["frontend"]
-    while frontend.restore.get("next_index", 0) < 6 and time.monotonic() < deadline:  # chunk 5 decided: mid-turn
-        time.sleep(0.02)
-    assert frontend.restore.get("next_index", 0) >= 6, "the session never got going"
-    time.sleep(0.3)  # while the next chunk is being captured
-    os.kill(frontend.pid, signal.SIGKILL)
-    runner.join(180)
-    report = result["report"]
-    assert report.ok, report.reason
-    assert report.restarts["frontend"] == 1
+    kill_once(sup, "frontend", lambda: sup.children["frontend"].restore.get("next_index", 0) >= 6,  # chunk 5: mid-turn
+              "the session never got going", wait_s=120, join_s=180, pause_s=0.3)  # the next chunk being captured
 
     journal = Journal(tmp_path / "killed.journal")
     got = decisions(journal)

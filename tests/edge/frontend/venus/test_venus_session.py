@@ -1,8 +1,6 @@
 """Sessions through the real process graph on tiny bundles: every chunk through llama.cpp and onnxruntime."""
 from __future__ import annotations
 
-import json
-import textwrap
 
 import numpy as np
 import soundfile as sf
@@ -11,6 +9,7 @@ from edge import messages as m
 from edge.session import SessionConfig, run_session
 from edge.timeline.journal import Journal
 
+from skill_files import returning, route_all_to, write_skill
 from venus_support import BASE
 
 DELEGATE_AT = 1
@@ -24,17 +23,9 @@ FORCED = {
 
 
 def harness_config(tmp_path) -> dict:
-    skill = tmp_path / "skills" / "weather"
-    skill.mkdir(parents=True)
-    (skill / "skill.json").write_text(json.dumps({
-        "name": "weather", "version": "1.0", "description": "Weather now.", "arguments": {"type": "object"},
-        "entry": {"python": "skill.py:run"}}))
-    (skill / "skill.py").write_text(textwrap.dedent("""
-        def run(arguments, context):
-            return "It is sunny in Paris. <backend>twenty degrees</backend>"
-    """))
-    return {"dir": str(tmp_path / "harness"), "skills": str(tmp_path / "skills"),
-            "router": {"scripted": {"rules": [{"match": ".", "capability": "weather", "arguments": {}}]}}}
+    write_skill(tmp_path / "skills", "weather", returning("It is sunny in Paris. <backend>twenty degrees</backend>"),
+                "Weather now.")
+    return {"dir": str(tmp_path / "harness"), "skills": str(tmp_path / "skills"), "router": route_all_to("weather")}
 
 
 def run(tmp_path, bundle, wav, camera=None):
