@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import numpy as np
 import onnx
 
-from edge.formats import ONNX_PRECISIONS
+from edge.formats import ONNX_PRECISIONS, listed
 from export.errors import ExportError
 from export.onnx import storage
 
@@ -26,9 +26,9 @@ def normalise_precisions(precisions: Iterable[str]) -> list[str]:
     asked = [str(p).lower() for p in precisions]
     unknown = sorted(set(asked) - set(PRECISIONS))
     if unknown:
-        raise ExportError(f"Unknown ONNX precision {', '.join(unknown)}: use fp32, fp16 or int8.")
+        raise ExportError(f"Unknown ONNX precision {', '.join(unknown)}: use {listed(PRECISIONS)}.")
     if not asked:
-        raise ExportError("No ONNX precision was asked for: give at least one of fp32, fp16, int8.")
+        raise ExportError(f"No ONNX precision was asked for: give at least one of {', '.join(PRECISIONS)}.")
     return [p for p in PRECISIONS if p in asked]
 
 
