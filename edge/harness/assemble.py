@@ -1,4 +1,4 @@
-"""Assembling a harness from the session config's `harness` section.
+"""Assembling a harness from the session config's `harness` section (the kinds of its parts: edge/harness/specs.py).
 
     "harness": {
       "dir": "state/harness",                      # work-item store and frozen evidence
