@@ -108,3 +108,11 @@ def test_a_model_router_gets_its_threads_and_rules_first(tmp_path, monkeypatch, 
         assert isinstance(built.harness.router, FastRouter) == fast
     finally:
         built.close()
+
+
+def test_a_scripted_routers_null_default_still_declines_and_an_absent_one_is_general():
+    from edge.harness.assemble import build_router
+
+    assert build_router({"scripted": {"rules": []}}).default == "general"
+    assert build_router({"scripted": {"rules": [], "default": None}}).default is None  # null is a value
+    assert build_router({"fast": {"scripted": {"rules": [], "default": None}}}).fallback.default is None
