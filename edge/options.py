@@ -4,7 +4,8 @@ A component declares its options as a dataclass, each field named like the sessi
 default there and nowhere else; `from_settings` fills the fields from the flat settings (a setting absent, None
 or empty keeps the default). A value of the wrong kind is one sentence that names the setting (`SettingsError`),
 so no builder reads a raw key with a default of its own. `edge/settings.py` checks the session's own fields with
-the same `typed`.
+the same `typed`. A section of a settings file (the harness's `chat`, a bundle's `venus.json`) is read with `given`:
+there a name present is a value even when it is null (a scripted router's `"default": null`).
 """
 from __future__ import annotations
 
@@ -58,3 +59,15 @@ def from_settings(cls: type[T], config: Mapping[str, Any], owner: str, names: It
             continue
         given[f.name] = typed(f"{owner} {f.name}", value, hints[f.name])
     return cls(**given)
+
+
+def given(cls: type, section: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """The fields of `cls` (a dataclass) that `section`, a mapping from a settings file, names, each of its kind.
+
+    Unlike the flat settings, a name present there is taken as it is (None too, where the field allows None); only
+    an absent one keeps the default. Names `cls` does not have are the caller's to refuse or leave."""
+    if not isinstance(section, Mapping):
+        raise SettingsError(f"{owner} settings are {section!r}; they must be a mapping.")
+    hints = typing.get_type_hints(cls)
+    return {f.name: typed(f"{owner} {f.name}", section[f.name], hints[f.name]) for f in fields(cls)
+            if f.name in section}

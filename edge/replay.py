@@ -39,21 +39,19 @@ class ReplayResult:
 NO_GATE_DBFS = -400.0  # below any 16-bit signal: only digital silence (all zeros) counts as quiet
 WORK_PREFIX = "venus-edge-replay-"  # the temporary folder of the recorded input and the reply audio
 
-# Harness settings that only set numbers or choose among built-in parts: safe to take from a journal.
-_PLAIN_ROUTERS = (None, "general-only", "general", "embedded")
-
 
 def replayable_harness(recorded: dict) -> tuple[dict, list[str]]:
     """The recorded harness section without anything that starts a process, imports code, opens a file or a
     network address, or chooses where to write; and the names of what was left out."""
     from edge.harness.settings import HarnessSettings
+    from edge.harness.specs import NAMED_ROUTERS  # the built-in routers: safe to take from a journal
 
     keep_plain = {f.name for f in dataclasses.fields(HarnessSettings)}
     out, dropped = {}, []
     for key, value in (recorded or {}).items():
         if key in keep_plain:
             out[key] = value
-        elif key == "router" and (value in _PLAIN_ROUTERS or (isinstance(value, dict) and set(value) == {"scripted"})):
+        elif key == "router" and (value in NAMED_ROUTERS or (isinstance(value, dict) and set(value) == {"scripted"})):
             out[key] = value
         elif key == "chat" and value == "embedded":
             out[key] = value

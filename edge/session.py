@@ -55,4 +55,10 @@ def make_supervisor(config: SessionConfig | Mapping[str, Any], nodes: list[str],
     problem = bundle_problem(cfg.as_dict(), table)  # once, here: not by every start of every node that opens it
     if problem:
         raise SettingsError(problem)
+    if "harness" in table:  # the same for the harness's section: not a failed node when its models load
+        from edge.harness.settings import check_harness
+        try:
+            check_harness(cfg.extra.get("harness"))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
     return Supervisor(configs, table, required=REQUIRED, **kwargs)

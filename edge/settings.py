@@ -191,7 +191,7 @@ class SpeechSettings:
 
 
 @dataclass(frozen=True)
-class HarnessSettings:
+class HarnessNodeSettings:
     frontend: str
     journal: str | None
     threads: int
@@ -252,7 +252,7 @@ def node_settings(cfg: SessionConfig, names: Iterable[str]) -> dict[str, Any]:
                                  video_fps=min(cfg.video_fps, 1000 / cfg.chunk_ms)),
         "frontend": lambda: _fill(FrontendSettings, flat, models=flat, sees="vision" in names),
         "speech": lambda: _fill(SpeechSettings, flat, reference=echo_reference or duplex.reference, models=flat),
-        "harness": lambda: _fill(HarnessSettings, flat, memory_dir=archive),
+        "harness": lambda: _fill(HarnessNodeSettings, flat, memory_dir=archive),
         "recorder": lambda: _fill(RecorderSettings, flat, session=flat),
         "vision": lambda: _fill(VisionSettings, flat, memory_dir=archive),
     }

@@ -12,6 +12,7 @@ from typing import Any
 
 from edge.bundle.reader import BundleError, open_bundle
 from edge.bundle.settings import VenusSettings
+from edge.options import SettingsError
 
 # session key holding "bundle:DIR" -> the node that opens it
 USERS = (("frontend", "frontend"), ("voice", "speech"))
@@ -27,7 +28,7 @@ def bundle_problem(flat: Mapping[str, Any], nodes: Iterable[str]) -> str | None:
             s = VenusSettings.load(root, dict(flat))
             open_bundle(root, precision=s.precision, encoder_precision=s.encoder_precision, device=s.device,
                         say_notes=False)  # the nodes say their fallbacks when they load
-        except BundleError as exc:
+        except (BundleError, SettingsError) as exc:  # a setting's sentence names it and where it is
             return str(exc)
         except (ValueError, TypeError) as exc:  # venus.json or the session's "venus" settings
             return f"the Venus settings for {root} are wrong: {exc}".rstrip(".") + "."

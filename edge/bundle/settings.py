@@ -3,7 +3,8 @@
 `venus-edge --bundle DIR` reads overrides from `DIR/venus.json` when present and
 from the session config key "venus" (a dict); unknown keys are refused. venus.json
 is the site's file beside the bundle, not part of it (edge/bundle/check.py): no
-setting switches the bundle check off.
+setting switches the bundle check off. A value of the wrong kind is one sentence that
+names the setting and where it is (edge/options.py).
 """
 from __future__ import annotations
 
@@ -11,13 +12,35 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from edge.backends.sampling import Sampling
 from edge.formats import KV_TYPES, listed
+from edge.options import SettingsError, from_settings, given, typed
 
 
 REFERENCE_SYSTEM_PROMPT = "Streaming Omni Conversation."  # the deployed duplex system prompt (docs/reference.md)
+
+
+@dataclass(frozen=True)
+class SessionKeys:
+    """The session settings a bundle takes besides its own `venus` mapping; absent, None, empty or 0: not set."""
+    venus: dict | None = None  # overrides of any VenusSettings field, over venus.json's
+    threads: int | None = None  # --threads, unless `venus` sets them
+    kv_type: str | None = None  # --kv-type
+    context: int | None = None  # --context: the KV marks keep their share of it unless set
+
+
+def _forced(forced: dict, where: str) -> dict[int, list[str]]:
+    """Chunk index (or "*", stored as -1) -> what to force; one sentence for a key or value of the wrong kind."""
+    out = {}
+    for k, v in forced.items():
+        try:
+            index = -1 if k == "*" else int(k)
+        except (TypeError, ValueError):
+            raise SettingsError(f"{where} has the key {k!r}; it must be a chunk index or \"*\".") from None
+        out[index] = list(typed(f"{where} {k}", list(v) if isinstance(v, tuple) else v, list))
+    return out
 
 
 @dataclass
@@ -71,27 +94,37 @@ class VenusSettings:
             raise ValueError("max_speak_tokens must be at least 2 (one written token and <|chunk_eos|>)")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "VenusSettings":
+    def from_dict(cls, data: Mapping[str, Any], where: str = "the Venus setting") -> "VenusSettings":
+        """The settings `data` names over the defaults; an unknown name, or a value of the wrong kind, is one
+        sentence that begins with `where` ("the Venus setting n_ctx is 'big'; it must be a whole number.")."""
+        return cls(**cls._checked(data, where))
+
+    @classmethod
+    def _checked(cls, data: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """`data` as keyword arguments: each name known, each value of its field's kind (edge/options.py)."""
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown Venus setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         data = dict(data)
         for key in ("sampling", "tts_sampling"):
-            if isinstance(data.get(key), dict):
-                s_known = {f.name for f in dataclasses.fields(Sampling)}
-                bad = sorted(set(data[key]) - s_known)
+            if key in data and not isinstance(data[key], Sampling):
+                part = typed(f"{where} {key}", data[key], dict)
+                bad = sorted(set(part) - {f.name for f in dataclasses.fields(Sampling)})
                 if bad:
                     raise ValueError(f"unknown {key} setting(s) {', '.join(bad)}")
                 base = cls().tts_sampling if key == "tts_sampling" else Sampling()
-                data[key] = dataclasses.replace(base, **data[key])
+                data[key] = dataclasses.replace(base, **given(Sampling, part, f"{where} {key}"))
         if "forced" in data:
-            data["forced"] = {(-1 if k == "*" else int(k)): list(v) for k, v in data["forced"].items()}
-        return cls(**data)
+            data["forced"] = _forced(typed(f"{where} forced", data["forced"], dict), f"{where} forced")
+        return given(cls, data, where)
 
     @classmethod
-    def load(cls, bundle: Path, config: dict[str, Any]) -> "VenusSettings":
+    def load(cls, bundle: Path, config: Mapping[str, Any]) -> "VenusSettings":
+        """venus.json beside the bundle, then the session's `venus` mapping, then the session's --threads (unless
+        `venus` sets them), --kv-type and --context; a wrong kind is one sentence that says where it is."""
         merged: dict[str, Any] = {}
+        session = from_settings(SessionKeys, config, "the session's")
         path = bundle / "venus.json"
         if path.is_file():  # the site's settings: never bundle content, and nothing in it weakens the bundle check
             try:
@@ -105,14 +138,17 @@ class VenusSettings:
             unknown = sorted(set(site) - {f.name for f in dataclasses.fields(cls)})
             if unknown:
                 raise ValueError(f"{path}: unknown Venus setting(s) {', '.join(unknown)}; remove them.")
+            cls._checked(site, f"{path}: the Venus setting")
             merged.update(site)
-        merged.update(config.get("venus") or {})
-        if config.get("threads") and "threads" not in (config.get("venus") or {}):
-            merged["threads"] = int(config["threads"])
-        if config.get("kv_type"):  # --kv-type
-            merged["kv_type"] = str(config["kv_type"])
-        if config.get("context"):  # --context: the KV marks keep their share of it unless set
-            n_ctx = int(config["context"])
+        venus = session.venus or {}
+        cls._checked(venus, "the session's Venus setting")
+        merged.update(venus)
+        if session.threads and "threads" not in venus:
+            merged["threads"] = session.threads
+        if session.kv_type:  # --kv-type
+            merged["kv_type"] = session.kv_type
+        if session.context:  # --context: the KV marks keep their share of it unless set
+            n_ctx = session.context
             for key in ("kv_high", "kv_low"):
                 if key not in merged:
                     merged[key] = getattr(cls, key) * n_ctx // cls.n_ctx

@@ -1,4 +1,4 @@
-"""Assembling a harness from the session config's `harness` section.
+"""Assembling a harness from the session config's `harness` section (the kinds of its parts: edge/harness/specs.py).
 
     "harness": {
       "dir": "state/harness",                      # work-item store and frozen evidence
@@ -35,6 +35,7 @@ from edge.harness.builtin import builtin_capabilities
 from edge.harness.fast_route import ClaimFirst, FastRouter
 from edge.harness.router import GeneralOnlyRouter, ModelRouter, Router, ScriptedRouter
 from edge.harness.settings import HarnessSettings
+from edge.harness.specs import GgufRouter, HarnessParts, RouterSpec, RulesFirst, ScriptedRules, router_spec
 from edge.harness.skills import load_skills
 from edge.harness.store import WorkStore
 from edge.wire import Message
@@ -56,21 +57,23 @@ class Built:
 
 
 def build_router(spec: Any, threads: int = 1) -> Router:
+    """The router the `router` setting names (edge/harness/specs.py); `threads`: the session's."""
+    return _router(router_spec(spec), threads)
+
+
+def _router(spec: RouterSpec, threads: int) -> Router:
     if spec in (None, "general-only", "general"):
         return ClaimFirst(GeneralOnlyRouter())  # the calculator and the clock still take what is theirs
     if spec == "embedded":
         from edge.backends.locate import QWEN_GGUF, assemble
         return FastRouter(ModelRouter.from_gguf(str(assemble(QWEN_GGUF)), threads=threads))
-    if isinstance(spec, dict) and "gguf" in spec:
-        model = ModelRouter.from_gguf(spec["gguf"], threads=int(spec.get("threads", threads)))
-        return FastRouter(model) if spec.get("fast", True) else model
-    if isinstance(spec, dict) and "fast" in spec:  # rules first, then any other router
-        return FastRouter(build_router(spec["fast"], threads))
-    if isinstance(spec, dict) and "scripted" in spec:
-        s = spec["scripted"]
-        return ScriptedRouter(s.get("rules", []), s.get("default", "general"))
-    raise ValueError(f"unknown router {spec!r}; use 'general-only', 'embedded', {{'gguf': PATH}}, "
-                     "{'scripted': {...}} or {'fast': ROUTER}")
+    if isinstance(spec, GgufRouter):
+        model = ModelRouter.from_gguf(spec.gguf, threads=threads if spec.threads is None else spec.threads)
+        return FastRouter(model) if spec.fast else model
+    if isinstance(spec, RulesFirst):  # rules first, then any other router
+        return FastRouter(_router(spec.then, threads))
+    assert isinstance(spec, ScriptedRules)
+    return ScriptedRouter(spec.rules, spec.default)
 
 
 def with_vision(cfg: dict[str, Any], archive: str | None, reader: Callable[[], Any] | None = None
@@ -97,14 +100,13 @@ def with_vision(cfg: dict[str, Any], archive: str | None, reader: Callable[[], A
 def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int = 1) -> tuple[Registry, list[str],
                                                                                              McpHub | None]:
     registry, problems = Registry(), []
+    parts = HarnessParts.read(cfg)
     chat = build_chat(cfg.get("chat"), threads)
     if chat is not None:
         registry.add(GeneralCapability(chat, settings.timeouts.get("general", settings.default_timeout_s)))
-    mm = cfg.get("multimodal") or {}
-    if mm.get("transcriber") or mm.get("describer"):
+    hear, see = parts.multimodal.transcriber, parts.multimodal.describer
+    if hear or see:
         try:
-            hear = mm.get("transcriber")
-            see = mm.get("describer")
             transcriber = ((embedded_transcriber if hear == "embedded" else load_factory(hear))(threads)
                            if hear else None)
             describer = (embedded_describer if see == "embedded" else load_factory(see))(threads) if see else None
@@ -112,15 +114,10 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
                                               timeout_s=settings.timeouts.get("multimodal", 60.0)))
         except Exception as exc:  # noqa: BLE001  (a missing model: the rest of the harness still works)
             problems.append(f"the multimodal capability is off: {exc}")
-    if cfg.get("memory"):
-        if not isinstance(cfg["memory"], str):
-            problems.append(f"the memory capability is off: 'memory' must be the archive's folder, "
-                            f"not {cfg['memory']!r}")
-        else:
-            registry.add(MemoryCapability(cfg["memory"], settings.timeouts.get("memory", 10.0),
-                                          reader=cfg.get("memory_reader")))
-    if cfg.get("skills"):
-        skills, skill_problems = load_skills(cfg["skills"], settings.default_timeout_s)
+    if parts.memory:
+        registry.add(MemoryCapability(parts.memory, settings.timeouts.get("memory", 10.0), reader=parts.memory_reader))
+    if parts.skills:
+        skills, skill_problems = load_skills(parts.skills, settings.default_timeout_s)
         problems += skill_problems
         for sk in skills:
             try:
@@ -131,13 +128,13 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
         if registry.get(cap.name) is None:
             registry.add(cap)
     hub = None
-    if cfg.get("mcp"):
+    if parts.mcp:
         def late(tools: list) -> None:  # an HTTP server that was down at start, or came back with new tools
             for tool in tools:
                 if registry.get(tool.name) is None:
                     registry.add(tool)
 
-        hub = McpHub(list(cfg["mcp"]), on_tools=late)
+        hub = McpHub(list(parts.mcp), on_tools=late)
         problems += hub.problems
         for tool in hub.tools():
             try:

@@ -12,6 +12,7 @@ import urllib.request
 from typing import Protocol
 
 from edge.harness.capability import CapabilityError, TransientError
+from edge.harness.specs import EndpointChat, GgufChat, chat_spec
 
 Messages = list[dict[str, str]]
 THINKING = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
@@ -123,15 +124,13 @@ class EmbeddedChat(LocalChat):
 
 
 def build_chat(spec: dict | str | None, threads: int = 1) -> ChatBackend | None:
-    """`{"url": ..., "model": ..., "api_key_env": ...}`, `{"gguf": PATH}` or "embedded"; None when not set."""
-    if not spec:
-        return None
-    if spec == "embedded":
+    """`{"url": ..., "model": ..., "api_key_env": ...}`, `{"gguf": PATH}` or "embedded" (edge/harness/specs.py);
+    None when not set."""
+    chat = chat_spec(spec)
+    if chat == "embedded":
         return EmbeddedChat(n_threads=threads)
-    if not isinstance(spec, dict):
-        raise ValueError(f"unknown chat backend {spec!r}; use {{'url': ...}}, {{'gguf': PATH}} or 'embedded'")
-    if "url" in spec:
-        return OpenAIChat(spec["url"], spec.get("model", "default"), spec.get("api_key_env"))
-    if "gguf" in spec:
-        return LocalChat(spec["gguf"], int(spec.get("n_ctx", 2048)), int(spec.get("threads", 1)))
-    raise ValueError("the chat backend needs either 'url' (an OpenAI-compatible endpoint) or 'gguf' (a model file)")
+    if isinstance(chat, EndpointChat):
+        return OpenAIChat(chat.url, chat.model, chat.api_key_env)
+    if isinstance(chat, GgufChat):
+        return LocalChat(chat.gguf, chat.n_ctx, chat.threads)
+    return None

@@ -12,13 +12,28 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
+
+from edge.harness.specs import GgufChat
+from edge.options import from_settings
 
 log = logging.getLogger(__name__)
 
 GB = 1 << 30
 HEADROOM = 1 * GB  # free memory kept beyond a second copy of the bundle's LLM (its KV cache, the OS)
+
+
+@dataclass(frozen=True)
+class SessionModel:
+    """The session settings that decide the general model: the frontend, and the threads a second context gets."""
+    frontend: str = ""
+    threads: int = 1
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "SessionModel":
+        return from_settings(cls, config, "the session's")
 
 
 def small_model_installed() -> bool:
@@ -49,14 +64,15 @@ def bundle_llm(config: dict[str, Any]) -> Path:
     from edge.bundle.reader import open_bundle
     from edge.bundle.settings import VenusSettings
 
-    root = Path(str(config.get("frontend", "")).partition(":")[2]).expanduser()
+    root = Path(SessionModel.from_config(config).frontend.partition(":")[2]).expanduser()
     settings = VenusSettings.load(root, config)
     return open_bundle(root, precision=settings.precision, device="cpu").llm
 
 
 def general_chat(config: dict[str, Any]) -> tuple[Any, str]:
     """(the `chat` setting to use, one sentence saying which and why); the setting is None when there is none."""
-    frontend = str(config.get("frontend") or "")
+    session = SessionModel.from_config(config)
+    frontend = session.frontend
     if frontend == "default":
         return "embedded", "general requests go to the embedded default's packaged small LLM"
     if not frontend.startswith("bundle:"):
@@ -69,7 +85,7 @@ def general_chat(config: dict[str, Any]) -> tuple[Any, str]:
         return None, f"general requests cannot be answered: the bundle's LLM cannot be opened ({exc})"
     need, free = gguf.stat().st_size + HEADROOM, available_memory()
     if free >= need:
-        spec = {"gguf": str(gguf), "n_ctx": 2048, "threads": int(config.get("threads", 1))}
+        spec = {"gguf": str(gguf), "n_ctx": GgufChat.n_ctx, "threads": session.threads}
         return spec, f"general requests go to the bundle's own LLM ({gguf.name}) in a second context on the CPU"
     from edge.backends.locate import QWEN_GGUF
 

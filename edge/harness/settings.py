@@ -7,6 +7,7 @@ from typing import Any
 import jsonschema
 
 from edge.harness.gate import GateSettings
+from edge.harness.specs import HarnessParts, chat_spec, router_spec
 
 _AT_LEAST_ONE = {"max_running", "max_releases", "max_frames", "select_frames"}
 # Sections read by the harness's builders; their inner shape is checked there.
@@ -149,9 +150,21 @@ def load_harness_config(path: str) -> dict[str, Any]:
             from None
     if not isinstance(cfg, dict):
         raise ValueError(f"the harness config {p} must be a JSON object")
-    HarnessSettings.from_dict(cfg)
-    _check_rules(cfg.get("router"))
+    check_harness(cfg)
     return cfg
+
+
+def check_harness(cfg: dict[str, Any] | None) -> HarnessSettings:
+    """The harness section read once when the session starts, nothing loaded: its settings, the router's rules,
+    and the kinds of what its chat, router and other parts name (edge/harness/specs.py); one sentence (a
+    ValueError) for the first thing wrong."""
+    settings = HarnessSettings.from_dict(cfg)
+    cfg = cfg or {}
+    _check_rules(cfg.get("router"))
+    chat_spec(cfg.get("chat"))
+    router_spec(cfg.get("router"))
+    HarnessParts.read(cfg)
+    return settings
 
 
 class _NotJson(ValueError):

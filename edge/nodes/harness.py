@@ -28,7 +28,7 @@ from edge.harness.store import StoreUnwritable
 from edge.understand.build import understanding_harness
 from edge.harness.general_model import with_general_chat
 from edge.nodes.new_question import asked_anew, asked_to_stop
-from edge.settings import HarnessSettings
+from edge.settings import HarnessNodeSettings
 from edge.wire import Envelope
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ BUILD_BOUND_S = 300.0  # building it then may load models: how long the supervis
 DECLINE_TTL_NS = 60 * 1_000_000_000  # a declined request's words are worth saying this long
 
 
-def state_dir(settings: HarnessSettings, restore: dict) -> Path:
+def state_dir(settings: HarnessNodeSettings, restore: dict) -> Path:
     """Where the work-item store lives: configured, beside the journal, or a session temp dir kept across restarts."""
     if settings.harness.get("dir"):
         return Path(settings.harness["dir"])
@@ -51,11 +51,11 @@ def state_dir(settings: HarnessSettings, restore: dict) -> Path:
 
 class HarnessNode(Node):
     name = "harness"
-    settings_type = HarnessSettings
+    settings_type = HarnessNodeSettings
 
-    def __init__(self, io: NodeIO, settings: HarnessSettings, restore: dict) -> None:
+    def __init__(self, io: NodeIO, settings: HarnessNodeSettings, restore: dict) -> None:
         super().__init__(io, settings, restore)
-        self.settings: HarnessSettings = settings
+        self.settings: HarnessNodeSettings = settings
         self.built: Built | None = None
         self.dir = state_dir(settings, restore)
         self.accepted = 0

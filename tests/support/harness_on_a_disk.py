@@ -14,7 +14,7 @@ from edge import messages as m
 from edge.clock import VirtualClock
 from edge.harness import evidence
 from edge.nodes.harness import HarnessNode
-from edge.settings import HarnessSettings
+from edge.settings import HarnessNodeSettings
 from filling_disk import Disk, FillingDatabase, FillingDisk
 
 S = 1_000_000_000
@@ -55,7 +55,7 @@ def harness_node(folder: Path, disk: Disk, monkeypatch) -> tuple[HarnessNode, St
     opened = evidence.open_private
     monkeypatch.setattr(evidence, "open_private", lambda p, mode="wb", **kw: FillingDisk(opened(p, mode, **kw), disk))
     io = StubIO()
-    node = HarnessNode(io, HarnessSettings("null", None, 1, {"dir": str(folder)}), {})  # type: ignore[arg-type]
+    node = HarnessNode(io, HarnessNodeSettings("null", None, 1, {"dir": str(folder)}), {})  # type: ignore[arg-type]
     node.setup()
     if node.built is not None:
         store = node.built.harness.store

@@ -19,12 +19,12 @@ from edge.graph.plain import from_plain
 from edge.harness import states as S
 from edge.harness.assemble import build_harness, build_registry, with_vision
 from edge.harness.capability import RunContext
-from edge.harness.settings import HarnessSettings as HarnessConfig
+from edge.harness.settings import HarnessSettings
 from edge.memory.archive import Archive
 from edge.memory.recorder import Recorder
 from edge.memory.settings import MemorySettings
 from edge.session import SessionConfig, make_supervisor, nodes_for
-from edge.settings import HarnessSettings, VisionSettings
+from edge.settings import HarnessNodeSettings, VisionSettings
 from harness_helpers import Emitted, advance
 
 pytest.importorskip("rapidocr_onnxruntime")
@@ -38,11 +38,11 @@ def card(word: str | None) -> np.ndarray:
     return img
 
 
-def session_settings(cfg: SessionConfig) -> tuple[HarnessSettings, VisionSettings]:
+def session_settings(cfg: SessionConfig) -> tuple[HarnessNodeSettings, VisionSettings]:
     """The harness's and the vision node's settings, as their processes receive them."""
     sup = make_supervisor(cfg, nodes_for(cfg))
     try:
-        return (from_plain(HarnessSettings, sup.configs["harness"]),
+        return (from_plain(HarnessNodeSettings, sup.configs["harness"]),
                 from_plain(VisionSettings, sup.configs["vision"]))
     finally:
         sup.ctx.destroy(linger=0)
@@ -62,7 +62,7 @@ def test_the_memory_capability_reads_the_archive_the_vision_node_writes(tmp_path
         rec.frame(float(t * 10), card(word))
     # What the harness node builds from its settings, with no memory path written anywhere by hand.
     hcfg = with_vision(dict(harness.harness), harness.memory_dir)
-    registry, problems, _ = build_registry(hcfg, HarnessConfig.from_dict(hcfg))
+    registry, problems, _ = build_registry(hcfg, HarnessSettings.from_dict(hcfg))
     assert not problems and registry.get("memory") is not None
     question = "When was the ladder shown?"
     text = registry.get("memory").run({"question": question},
@@ -71,7 +71,7 @@ def test_the_memory_capability_reads_the_archive_the_vision_node_writes(tmp_path
 
 
 def test_a_session_without_the_vision_node_has_no_memory_and_a_named_archive_wins():
-    harness, = (from_plain(HarnessSettings, make_supervisor(SessionConfig(mic="in.wav"), nodes_for(
+    harness, = (from_plain(HarnessNodeSettings, make_supervisor(SessionConfig(mic="in.wav"), nodes_for(
         SessionConfig(mic="in.wav"))).configs["harness"]),)
     assert harness.memory_dir is None and with_vision({}, harness.memory_dir) == {}
     # With the vision node: its archive, and frozen frames described, with nothing written by hand.
