@@ -21,9 +21,9 @@ from edge.scratch import SETTLE_S
 from edge.session import ALL_NODES, SessionConfig, make_supervisor, run_session
 from edge.replay import WORK_PREFIX, replay
 from skill_files import route_all_to, write_skill
-from repo_paths import ROOT
+from repo_paths import ROOT, SUPPORT
 
-MCP_SERVER = ROOT / "tests" / "harness" / "mcp_server.py"
+MCP_SERVER = SUPPORT / "mcp_server.py"
 
 
 def gone(pid: int) -> bool:
