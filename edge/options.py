@@ -5,7 +5,8 @@ default there and nowhere else; `from_settings` fills the fields from the flat s
 or empty keeps the default). A value of the wrong kind is one sentence that names the setting (`SettingsError`),
 so no builder reads a raw key with a default of its own. `edge/settings.py` checks the session's own fields with
 the same `typed`. A section of a settings file (the harness's `chat`, a bundle's `venus.json`) is read with `given`:
-there a name present is a value even when it is null (a scripted router's `"default": null`).
+there a name present is a value even when it is null (a scripted router's `"default": null`), and `known_only` refuses
+a name the section has no field for.
 """
 from __future__ import annotations
 
@@ -71,3 +72,12 @@ def given(cls: type, section: Mapping[str, Any], owner: str) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     return {f.name: typed(f"{owner} {f.name}", section[f.name], hints[f.name]) for f in fields(cls)
             if f.name in section}
+
+
+def known_only(cls: type, section: Mapping[str, Any], owner: str) -> None:
+    """One sentence for the first name in `section` (a settings file's mapping) that `cls` (a dataclass) has no field
+    for: a typo ("modle") would otherwise be passed over and the default taken in its place."""
+    known = sorted(f.name for f in fields(cls))
+    for key in section:
+        if key not in known:
+            raise SettingsError(f"{owner} has no setting {key!r}; known: {', '.join(known)}.")

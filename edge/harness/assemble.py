@@ -103,19 +103,20 @@ def build_registry(cfg: dict[str, Any], settings: HarnessSettings, threads: int 
     parts = HarnessParts.read(cfg)
     chat = build_chat(cfg.get("chat"), threads)
     if chat is not None:
-        registry.add(GeneralCapability(chat, settings.timeouts.get("general", settings.default_timeout_s)))
+        registry.add(GeneralCapability(chat, settings.timeout_for("general")))
     hear, see = parts.multimodal.transcriber, parts.multimodal.describer
     if hear or see:
         try:
             transcriber = ((embedded_transcriber if hear == "embedded" else load_factory(hear))(threads)
                            if hear else None)
             describer = (embedded_describer if see == "embedded" else load_factory(see))(threads) if see else None
-            registry.add(MultimodalCapability(transcriber, chat, describer,
-                                              timeout_s=settings.timeouts.get("multimodal", 60.0)))
+            seconds = settings.timeout_for(MultimodalCapability.name, MultimodalCapability.timeout_s)
+            registry.add(MultimodalCapability(transcriber, chat, describer, timeout_s=seconds))
         except Exception as exc:  # noqa: BLE001  (a missing model: the rest of the harness still works)
             problems.append(f"the multimodal capability is off: {exc}")
     if parts.memory:
-        registry.add(MemoryCapability(parts.memory, settings.timeouts.get("memory", 10.0), reader=parts.memory_reader))
+        seconds = settings.timeout_for(MemoryCapability.name, MemoryCapability.timeout_s)
+        registry.add(MemoryCapability(parts.memory, seconds, reader=parts.memory_reader))
     if parts.skills:
         skills, skill_problems = load_skills(parts.skills, settings.default_timeout_s)
         problems += skill_problems

@@ -158,7 +158,7 @@ class Harness(ReturnSide):
     def _start(self, item: WorkItem, now: int) -> None:
         attempt = item.attempts + 1
         self._move(item.id, S.RUNNING, f"attempt {attempt}", attempts=attempt, started_ns=now)
-        timeout = self.s.timeouts.get(item.capability, self.s.default_timeout_s)
+        timeout = self.s.timeout_for(item.capability)
         job = Job(item.id, attempt, now + int(timeout * S_NS), capability=item.capability)
         self.jobs[item.id] = job
         self.sleepers.started()
@@ -184,7 +184,7 @@ class Harness(ReturnSide):
             cap = self.registry.get(choice.capability)
             assert cap is not None
             with self.lock:
-                timeout = self.s.timeouts.get(cap.name, getattr(cap, "timeout_s", self.s.default_timeout_s))
+                timeout = self.s.timeout_for(cap.name, getattr(cap, "timeout_s", None))
                 job.deadline_ns = item.started_ns + int(timeout * S_NS)
             ctx = RunContext(item.id, item.instruction, job.attempt, job.cancel_event,
                              lambda s: self.sleepers.sleep(job, s), lambda: self._evidence(item),

@@ -36,7 +36,8 @@ class GeneralCapability:
     instructions = "Use for anything no other capability fits. Put the full request in 'request'."
     schema: dict[str, Any] = one_text("request", 4000)
 
-    def __init__(self, chat: ChatBackend, timeout_s: float = 30.0, max_tokens: int = 200) -> None:
+    def __init__(self, chat: ChatBackend, timeout_s: float, max_tokens: int = 200) -> None:
+        """`timeout_s`: the harness's for `general` (HarnessSettings.timeout_for; it has no default of its own)."""
         self.chat = chat
         self.timeout_s = timeout_s
         self.max_tokens = max_tokens

@@ -1,7 +1,8 @@
 """MCP over HTTP (streamable HTTP, or SSE where a server still uses it) with a bearer token kept out of the JSON.
 
 Config: `{"name": "home", "url": "http://homeassistant.local:8123/api/mcp", "token_env": "HA_TOKEN"}`
-or `"token_file": "/run/secrets/ha_token"`; `"transport": "sse"` for the older SSE servers.
+or `"token_file": "/run/secrets/ha_token"`; `"transport": "sse"` for the older SSE servers (read as
+edge/harness/specs.py `McpHttp`, where a token written in the settings is refused).
 """
 from __future__ import annotations
 
@@ -10,21 +11,20 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from edge.harness.specs import McpHttp
 
-def bearer_token(spec: dict[str, Any]) -> str | None:
+
+def bearer_token(spec: McpHttp) -> str | None:
     """The token named by `token_env` or `token_file`; ValueError (one sentence) when it is missing."""
-    name = spec.get("name", "?")
-    if "token" in spec:
-        raise ValueError(f"the MCP server {name} has its token written in the config; put it in an environment "
-                         "variable (\"token_env\") or a file (\"token_file\") instead")
-    if spec.get("token_env"):
-        token = os.environ.get(str(spec["token_env"]), "").strip()
+    name = spec.name
+    if spec.token_env:
+        token = os.environ.get(spec.token_env, "").strip()
         if not token:
             raise ValueError(f"the MCP server {name} needs the token in the environment variable "
-                             f"{spec['token_env']}, which is not set")
-        return _one_line(token, f"the environment variable {spec['token_env']}", name)
-    if spec.get("token_file"):
-        path = Path(str(spec["token_file"])).expanduser()
+                             f"{spec.token_env}, which is not set")
+        return _one_line(token, f"the environment variable {spec.token_env}", name)
+    if spec.token_file:
+        path = Path(spec.token_file).expanduser()
         try:
             token = path.read_text().strip()
             mode = path.stat().st_mode & 0o777
@@ -49,10 +49,11 @@ def _one_line(token: str, where: str, name: str) -> str:
 
 
 @asynccontextmanager
-async def http_streams(spec: dict[str, Any], token: str | None, timeout_s: float,
+async def http_streams(spec: McpHttp, token: str | None,
                        refused: list[int]) -> AsyncIterator[tuple[Any, Any]]:
-    """(read, write) streams to the server at `spec["url"]`; HTTP error statuses are appended to `refused`
-    (the SDK turns a 401 into a generic error, and the status is what tells a bad token from a broken server)."""
+    """(read, write) streams to the server at `spec.url`, each request limited to `spec.timeout_s`; HTTP error
+    statuses are appended to `refused` (the SDK turns a 401 into a generic error, and the status is what tells a bad
+    token from a broken server)."""
     import httpx2
 
     async def note(response: Any) -> None:
@@ -60,17 +61,18 @@ async def http_streams(spec: dict[str, Any], token: str | None, timeout_s: float
             refused.append(response.status_code)
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    if spec.get("transport", "streamable-http") == "sse":
+    timeout_s = spec.timeout_s
+    if spec.transport == "sse":
         from mcp.client.sse import sse_client
 
-        async with sse_client(spec["url"], headers=headers, timeout=timeout_s) as streams:
+        async with sse_client(spec.url, headers=headers, timeout=timeout_s) as streams:
             yield streams[0], streams[1]
         return
     from mcp.client.streamable_http import streamable_http_client
 
     timeout = httpx2.Timeout(timeout_s, read=max(timeout_s, 60.0))
     async with httpx2.AsyncClient(headers=headers, timeout=timeout, event_hooks={"response": [note]}) as client:
-        async with streamable_http_client(spec["url"], http_client=client) as streams:
+        async with streamable_http_client(spec.url, http_client=client) as streams:
             yield streams[0], streams[1]
 
 

@@ -1,7 +1,8 @@
 """Every tool of the configured MCP servers as a capability (the `mcp` SDK; stdio, streamable HTTP or SSE).
 
 Config: `{"name": "files", "command": "python3", "args": ["server.py"], "env": {...}, "timeout_s": 20}`
-or `{"name": "home", "url": "http://127.0.0.1:8123/api/mcp", "token_env": "HA_TOKEN"}` (see mcp_http).
+or `{"name": "home", "url": "http://127.0.0.1:8123/api/mcp", "token_env": "HA_TOKEN"}` (see mcp_http), each read
+once as edge/harness/specs.py `McpStdio` or `McpHttp` (its defaults are there).
 Each server's session lives in one task on a private event loop thread (the
 SDK's context managers must open and close in the same task); tool calls
 from worker threads are submitted to that loop. A server is started once and
@@ -18,6 +19,7 @@ from typing import Any, Callable
 
 from edge.harness.capability import CapabilityError, Outcome, RunContext
 from edge.harness.mcp_http import bearer_token, http_streams, lost, why
+from edge.harness.specs import McpHttp, McpSpec
 from edge.language.say import say, say_text
 from edge.tether import tethered
 
@@ -51,19 +53,14 @@ class McpTool:
 
 
 class McpServer:
-    def __init__(self, loop: asyncio.AbstractEventLoop, spec: dict[str, Any],
+    def __init__(self, loop: asyncio.AbstractEventLoop, spec: McpSpec,
                  on_tools: Callable[["McpServer"], None] = lambda server: None) -> None:
-        if not spec.get("name"):
-            raise ValueError(f"an MCP server entry needs 'name' (got {sorted(spec)})")
-        if not spec.get("command") and not spec.get("url"):
-            raise ValueError(f"the MCP server {spec['name']} needs 'command' (stdio) or 'url' (HTTP)")
         self.loop = loop
-        self.name = str(spec["name"])
+        self.name = spec.name
         self.spec = spec
-        self.remote = bool(spec.get("url"))
-        self.token = bearer_token(spec) if self.remote else None
-        self.timeout_s = float(spec.get("timeout_s", 30.0))
-        self.retry_s = float(spec.get("retry_s", 10.0))
+        self.remote = isinstance(spec, McpHttp)
+        self.token = bearer_token(spec) if isinstance(spec, McpHttp) else None  # ValueError: one sentence
+        self.timeout_s = spec.timeout_s
         self.on_tools = on_tools
         self.session: Any = None
         self.tools: list[Any] = []
@@ -84,15 +81,15 @@ class McpServer:
             raise RuntimeError(f"MCP server {self.name} did not answer within {timeout_s:.0f} s") from None
 
     def _streams(self) -> Any:
-        if self.remote:
+        spec = self.spec
+        if isinstance(spec, McpHttp):
             self.refused = []
-            return http_streams(self.spec, self.token, self.timeout_s, self.refused)
+            return http_streams(spec, self.token, self.refused)
         from mcp import StdioServerParameters, stdio_client
 
         # Started from the loop's thread, which lives as long as the server: it dies with the harness.
-        command = tethered([self.spec["command"], *self.spec.get("args", [])])
-        return stdio_client(StdioServerParameters(command=command[0], args=command[1:],
-                                                  env=self.spec.get("env"), cwd=self.spec.get("cwd")))
+        command = tethered([spec.command, *spec.args])
+        return stdio_client(StdioServerParameters(command=command[0], args=command[1:], env=spec.env, cwd=spec.cwd))
 
     async def _serve(self, ready: concurrent.futures.Future) -> None:
         from mcp import ClientSession
@@ -124,10 +121,10 @@ class McpServer:
                 self.problem = problem
             finally:
                 self.session = None
-            if not self.remote or self._stopping:
+            if not isinstance(self.spec, McpHttp) or self._stopping:
                 break
             try:  # wait before reconnecting; stop() ends the wait
-                await asyncio.wait_for(self._wake.wait(), self.retry_s)
+                await asyncio.wait_for(self._wake.wait(), self.spec.retry_s)
             except asyncio.TimeoutError:
                 pass
             self._wake.clear()
@@ -174,7 +171,7 @@ class McpHub:
     `on_tools(tools)` is called with a server's tools when an HTTP server that was down comes up later.
     """
 
-    def __init__(self, specs: list[dict[str, Any]], start_timeout_s: float = 20.0,
+    def __init__(self, specs: list[McpSpec], start_timeout_s: float = 20.0,
                  on_tools: Callable[[list["McpTool"]], None] = lambda tools: None) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="mcp-loop", daemon=True)
@@ -185,7 +182,7 @@ class McpHub:
         for spec in specs:
             try:
                 server = McpServer(self.loop, spec, lambda s: self.on_tools([McpTool(s, t) for t in s.tools]))
-            except ValueError as exc:
+            except ValueError as exc:  # its token cannot be read
                 self.problems.append(str(exc))
                 log.warning("%s", exc)
                 continue

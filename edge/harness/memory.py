@@ -37,12 +37,14 @@ class MemoryCapability:
     instructions = ("Use when the user asks what was shown, written or seen earlier ('what was on the whiteboard', "
                     "'what did the sign say ten minutes ago'). Put the question in 'question'.")
     schema: dict[str, Any] = one_text("question", 1000)
+    timeout_s = 10.0  # its default: the harness's `timeouts` setting may give another (HarnessSettings.timeout_for)
 
-    def __init__(self, root: str | Path, timeout_s: float = 10.0, k: int = 5,
+    def __init__(self, root: str | Path, timeout_s: float | None = None, k: int = 5,
                  reader: Callable[[], FrameReader] | None = None) -> None:
         """`reader` opens the model that reads frames stored with vision tokens (once, on the first question)."""
         self.root = Path(root)
-        self.timeout_s = timeout_s
+        if timeout_s is not None:
+            self.timeout_s = timeout_s
         self.k = k
         self.open_reader = reader
         self.reader: FrameReader | None = None

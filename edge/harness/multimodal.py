@@ -27,12 +27,15 @@ class MultimodalCapability:
     instructions = ("Use when the request is about the conversation's recent sound or picture. Put the question "
                     "in 'question'.")
     schema: dict[str, Any] = one_text("question", 4000)
+    timeout_s = 60.0  # its default: the harness's `timeouts` setting may give another (HarnessSettings.timeout_for)
 
     def __init__(self, transcriber: Transcriber | None, chat: ChatBackend | None = None,
-                 describer: Describer | None = None, timeout_s: float = 60.0) -> None:
+                 describer: Describer | None = None, timeout_s: float | None = None) -> None:
         if transcriber is None and describer is None:
             raise ValueError("the multimodal capability needs a transcriber, a frame describer or both")
-        self.transcriber, self.chat, self.describer, self.timeout_s = transcriber, chat, describer, timeout_s
+        self.transcriber, self.chat, self.describer = transcriber, chat, describer
+        if timeout_s is not None:
+            self.timeout_s = timeout_s
 
     def run(self, arguments: dict[str, Any], ctx: RunContext) -> Outcome:
         ev = ctx.evidence()

@@ -16,15 +16,8 @@ _SECTIONS: dict[str, dict] = {
     "router": {"type": ["string", "object"]},
     "chat": {"type": ["string", "object", "null"]},
     "skills": {"type": ["string", "null"], "description": "a folder of skills"},
-    # an MCP server runs as a local command (stdio) or is reached at a URL (streamable HTTP or SSE)
-    "mcp": {"type": "array", "items": {"type": "object", "anyOf": [{"required": ["command"]}, {"required": ["url"]}],
-                                       "properties": {
-        "name": {"type": "string"}, "command": {"type": "string"}, "args": {"type": "array", "items": {"type": "string"}},
-        "env": {"type": "object", "additionalProperties": {"type": "string"}}, "cwd": {"type": "string"},
-        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400},
-        "url": {"type": "string", "minLength": 1},
-        "transport": {"enum": ["streamable-http", "sse"]}, "token_env": {"type": "string"}, "token_file": {"type": "string"},
-        "retry_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 86400}}}},
+    # each MCP server entry: edge/harness/specs.py McpStdio | McpHttp, read by check_harness
+    "mcp": {"type": "array", "items": {"type": "object"}},
     "multimodal": {"type": ["object", "null"]},
     "general": {},
     "memory": {"type": "string", "minLength": 1, "description": "the vision node's memory archive folder"},
@@ -107,6 +100,12 @@ class HarnessSettings:
     # (often misheard) question would be spoken in the new question's place. Tool lookups are still wanted.
     stale_after_turn: list[str] = field(default_factory=lambda: ["general"])
     gate: GateSettings = field(default_factory=GateSettings)
+
+    def timeout_for(self, capability: str, declared: float | None = None) -> float:
+        """The seconds `capability` may run, read here and only here: the `timeouts` setting for it, else the
+        default it declares (a tool's server's timeout_s, a skill's manifest, `timeout_s` on its class), else
+        `default_timeout_s`."""
+        return float(self.timeouts.get(capability, self.default_timeout_s if declared is None else declared))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "HarnessSettings":

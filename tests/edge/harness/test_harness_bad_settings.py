@@ -19,7 +19,8 @@ BAD = [
     ({"timeouts": {"general": -3}}, "the harness setting timeouts.general is -3; it must be more than 0"),
     ({"gate": {"hold_ms": "long"}}, "the harness setting gate.hold_ms is \"long\"; it must be a number"),
     ({"gate": {"hold": 1}}, "unknown harness setting(s) gate.hold; known:"),
-    ({"mcp": [{"command": "srv", "env": {"TOKEN": 5}}]}, "the harness setting mcp.0.env.TOKEN is 5"),
+    ({"mcp": [{"name": "srv", "command": "srv", "env": {"TOKEN": 5}}]},
+     "the MCP server srv's env TOKEN is 5; it must be text."),
 ]
 
 

@@ -169,14 +169,17 @@ def test_a_wrong_token_is_one_sentence_and_nothing_is_registered(tmp_path, monke
 def test_a_token_in_the_json_or_a_missing_variable_is_refused_in_one_sentence(tmp_path, monkeypatch):
     monkeypatch.delenv("HA_TOKEN", raising=False)
     clock, emit = VirtualClock(), Emitted()
-    built = build_harness({"mcp": [{"name": "home", "url": "http://127.0.0.1:9/mcp", "token": "x"},
-                                   {"name": "env", "url": "http://127.0.0.1:9/mcp", "token_env": "HA_TOKEN"},
+    with pytest.raises(ValueError, match="^the MCP server home has its token written in the settings; put it in an "
+                                         "environment variable"):  # a settings mistake: nothing starts
+        build_harness({"mcp": [{"name": "home", "url": "http://127.0.0.1:9/mcp", "token": "x"}]}, tmp_path / "t",
+                      clock, emit)
+    built = build_harness({"mcp": [{"name": "env", "url": "http://127.0.0.1:9/mcp", "token_env": "HA_TOKEN"},
                                    {"name": "file", "url": "http://127.0.0.1:9/mcp",
                                     "token_file": str(tmp_path / "nope")}]}, tmp_path / "s", clock, emit)
     try:
-        assert len(built.problems) == 3
-        assert "environment variable" in built.problems[0] and "HA_TOKEN" in built.problems[1]
-        assert "cannot be read" in built.problems[2]
+        assert len(built.problems) == 2
+        assert "environment variable HA_TOKEN" in built.problems[0]
+        assert "cannot be read" in built.problems[1]
     finally:
         built.close()
 
