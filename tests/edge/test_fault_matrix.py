@@ -136,17 +136,18 @@ def test_8_a_900_character_reminder_is_one_sentence():
 
 def test_9_an_mcp_token_is_never_shown_and_a_shared_token_file_is_refused(tmp_path, monkeypatch):
     from edge.harness.mcp_http import bearer_token
+    from edge.harness.specs import McpHttp
     monkeypatch.setenv("HA_TOKEN", "secret-abc\r\nX-Evil: 1")
     with pytest.raises(ValueError) as err:
-        bearer_token({"name": "home", "url": "http://127.0.0.1:9/mcp", "token_env": "HA_TOKEN"})
+        bearer_token(McpHttp(name="home", url="http://127.0.0.1:9/mcp", token_env="HA_TOKEN"))
     assert "secret" not in str(err.value) and "line break" in str(err.value)
     token = tmp_path / "token"
     token.write_text("secret-abc\n")
     token.chmod(0o644)
     with pytest.raises(ValueError, match="chmod 600"):
-        bearer_token({"name": "home", "url": "http://127.0.0.1:9/mcp", "token_file": str(token)})
+        bearer_token(McpHttp(name="home", url="http://127.0.0.1:9/mcp", token_file=str(token)))
     token.chmod(0o600)
-    assert bearer_token({"name": "home", "url": "http://127.0.0.1:9/mcp", "token_file": str(token)}) == "secret-abc"
+    assert bearer_token(McpHttp(name="home", url="http://127.0.0.1:9/mcp", token_file=str(token))) == "secret-abc"
 
 
 def test_10_a_full_harness_disk_declines_in_words_once_explained_and_delegation_comes_back(tmp_path, monkeypatch,
