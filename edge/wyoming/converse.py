@@ -42,7 +42,7 @@ RETRY_S = 2.0  # a folder that could not be written: how often a transcript trie
 
 def unreachable(server: Any) -> str:
     """The sentence for a remote tool server that is not connected: Home Assistant by its MCP path."""
-    name = "Home Assistant" if urlparse(str(server.spec.get("url", ""))).path.rstrip("/").endswith("/api/mcp") \
+    name = "Home Assistant" if urlparse(getattr(server.spec, "url", "")).path.rstrip("/").endswith("/api/mcp") \
         else f"the {server.name} server"
     if server.refused and any(code in (401, 403) for code in server.refused):
         return f"I can't reach {name} right now: it refused my access token."
