@@ -4,8 +4,6 @@ and valid values reach the model they configure."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,8 +12,10 @@ from edge.graph.endpoints import remove_runtime_dir
 from edge.graph.plain import from_plain
 from edge.harness.assemble import build_harness
 from edge.harness.chat import LocalChat
-from edge.session import SessionConfig, SettingsError, make_supervisor, nodes_for
+from edge.session import SessionConfig, make_supervisor, nodes_for
 from edge.settings import HarnessNodeSettings
+
+from harness_refusals import refused_by_the_session, refused_on_the_command_line
 
 WRONG = [
     ({"chat": {"gguf": "model.gguf", "n_ctx": "big"}}, "the harness chat's n_ctx is 'big'; it must be a whole number."),
@@ -40,21 +40,13 @@ IDS = [json.dumps(c) for c, _ in WRONG]
 
 @pytest.mark.parametrize("harness,sentence", WRONG[:3] + WRONG[4:5], ids=IDS[:3] + IDS[4:5])
 def test_a_wrong_kind_is_one_sentence_from_the_command_line(tmp_path, harness, sentence):
-    p = tmp_path / "h.json"
-    p.write_text(json.dumps(harness))
-    (tmp_path / "in.wav").write_bytes(b"")  # never read: the settings are refused first
-    r = subprocess.run([sys.executable, "-m", "edge.cli", "--harness", str(p), "--mic", str(tmp_path / "in.wav")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2, r.stderr
-    assert r.stderr.strip() == f"venus-edge: {sentence}"
+    assert refused_on_the_command_line(tmp_path, harness) == f"venus-edge: {sentence}"
 
 
 @pytest.mark.parametrize("harness,sentence", WRONG, ids=IDS)
 def test_a_wrong_kind_stops_the_session_before_any_node_starts(harness, sentence):
-    cfg = SessionConfig(mic="in.wav", voice="null", extra={"harness": harness})
-    with pytest.raises(SettingsError) as err:
-        make_supervisor(cfg, nodes_for(cfg))
-    assert str(err.value) == sentence
+    assert refused_by_the_session(harness) == sentence
+
 
 
 def harness_section(extra: dict) -> dict:

@@ -4,12 +4,10 @@ builder, before any node starts; it used to be passed over and the default taken
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from edge.session import SessionConfig, SettingsError, make_supervisor, nodes_for
+from harness_refusals import refused_by_the_session, refused_on_the_command_line
 
 UNKNOWN = [
     ({"chat": {"url": "http://127.0.0.1:8080/v1", "modle": "qwen2.5"}},
@@ -35,18 +33,9 @@ IDS = [json.dumps(c) for c, _ in UNKNOWN]
 
 @pytest.mark.parametrize("harness,sentence", [UNKNOWN[0], UNKNOWN[2], UNKNOWN[7]], ids=[IDS[0], IDS[2], IDS[7]])
 def test_an_unknown_name_is_one_sentence_from_the_command_line(tmp_path, harness, sentence):
-    p = tmp_path / "h.json"
-    p.write_text(json.dumps(harness))
-    (tmp_path / "in.wav").write_bytes(b"")  # never read: the settings are refused first
-    r = subprocess.run([sys.executable, "-m", "edge.cli", "--harness", str(p), "--mic", str(tmp_path / "in.wav")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2, r.stderr
-    assert r.stderr.strip() == f"venus-edge: {sentence}"
+    assert refused_on_the_command_line(tmp_path, harness) == f"venus-edge: {sentence}"
 
 
 @pytest.mark.parametrize("harness,sentence", UNKNOWN, ids=IDS)
 def test_an_unknown_name_stops_the_session_before_any_node_starts(harness, sentence):
-    cfg = SessionConfig(mic="in.wav", voice="null", extra={"harness": harness})
-    with pytest.raises(SettingsError) as err:
-        make_supervisor(cfg, nodes_for(cfg))
-    assert str(err.value) == sentence
+    assert refused_by_the_session(harness) == sentence

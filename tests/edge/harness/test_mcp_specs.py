@@ -16,6 +16,7 @@ from edge.clock import VirtualClock
 from edge.harness.assemble import build_harness
 from edge.harness.settings import check_harness
 from edge.session import SessionConfig, SettingsError, make_supervisor, nodes_for
+from harness_refusals import refused_by_the_session, refused_on_the_command_line
 from repo_paths import SUPPORT
 
 HOME = "http://127.0.0.1:9/api/mcp"
@@ -56,21 +57,13 @@ IDS = [json.dumps(entry) for entry, _ in WRONG]
 
 @pytest.mark.parametrize("entry,sentence", [WRONG[0], WRONG[5], WRONG[10]], ids=[IDS[0], IDS[5], IDS[10]])
 def test_a_wrong_mcp_entry_is_one_sentence_from_the_command_line(tmp_path, entry, sentence):
-    p = tmp_path / "h.json"
-    p.write_text(json.dumps({"mcp": [entry]}))
-    (tmp_path / "in.wav").write_bytes(b"")  # never read: the settings are refused first
-    r = subprocess.run([sys.executable, "-m", "edge.cli", "--harness", str(p), "--mic", str(tmp_path / "in.wav")],
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2, r.stderr
-    assert r.stderr.strip() == f"venus-edge: {sentence}"
+    assert refused_on_the_command_line(tmp_path, {"mcp": [entry]}) == f"venus-edge: {sentence}"
 
 
 @pytest.mark.parametrize("entry,sentence", WRONG, ids=IDS)
 def test_a_wrong_mcp_entry_stops_the_session_before_any_node_starts(entry, sentence):
-    cfg = SessionConfig(mic="in.wav", voice="null", extra={"harness": {"mcp": [entry]}})
-    with pytest.raises(SettingsError) as err:
-        make_supervisor(cfg, nodes_for(cfg))
-    assert str(err.value) == sentence
+    assert refused_by_the_session({"mcp": [entry]}) == sentence
+
 
 
 def test_two_servers_of_one_name_are_refused():
