@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 from edge.harness.capability import Outcome, RunContext, one_text
-from edge.language.ask_back import NOT_CAUGHT, did_you_say  # noqa: F401 (the frontend asks back in the same words)
 
 NAME = "say_back"
 SUM_NOT_CAUGHT = "Sorry, I didn't catch that sum; please say it again with the numbers."

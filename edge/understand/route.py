@@ -15,6 +15,7 @@ from edge.harness.time_elsewhere import time_elsewhere
 from edge.language.live_facts import live_topic
 from edge.language.timer_words import timer_request
 from edge.understand import honest
+from edge.language.ask_back import NOT_CAUGHT
 from edge.language.home_words import home_request
 from edge.understand.home import home_tools
 
@@ -79,4 +80,4 @@ class Understand:
             return _say(honest.SUM_NOT_CAUGHT, why + "; a sum that did not parse")
         if registry.get("general") is not None:
             return Choice("general", {"request": instruction}, path="understand", why=why + "; general instead")
-        return _say(honest.NOT_CAUGHT, why + "; nothing else fits")
+        return _say(NOT_CAUGHT, why + "; nothing else fits")
