@@ -4,6 +4,7 @@ said before any node starts, and the merge order of valid ones is as before."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -32,26 +33,31 @@ def bundle_session(root, venus=None, **fields) -> SessionConfig:
                          extra={} if venus is None else {"venus": venus}, **fields)
 
 
+@pytest.fixture
+def site_bundle(tmp_path, exported_audio_bundle):
+    """A copy of the exporter's Audio bundle, where a site may put its venus.json."""
+    return shutil.copytree(exported_audio_bundle, tmp_path / "bundle")
+
+
 @pytest.mark.parametrize("site,sentence", SITE, ids=[json.dumps(s) for s, _ in SITE])
-def test_a_wrong_kind_in_venus_json_is_one_sentence_naming_the_file(tmp_path, site, sentence):
-    (tmp_path / "venus.json").write_text(json.dumps(site))
-    cfg = bundle_session(tmp_path)
+def test_a_wrong_kind_in_venus_json_is_one_sentence_naming_the_file(site_bundle, site, sentence):
+    (site_bundle / "venus.json").write_text(json.dumps(site))
+    cfg = bundle_session(site_bundle)
     with pytest.raises(SettingsError) as err:
         make_supervisor(cfg, nodes_for(cfg))
-    assert str(err.value) == f"{tmp_path / 'venus.json'}: {sentence}"
+    assert str(err.value) == f"{site_bundle / 'venus.json'}: {sentence}"
 
 
 @pytest.mark.parametrize("venus,sentence", SESSION, ids=[json.dumps(v) for v, _ in SESSION])
-def test_a_wrong_kind_in_the_sessions_venus_settings_is_one_sentence(tmp_path, venus, sentence):
-    cfg = bundle_session(tmp_path, venus)
+def test_a_wrong_kind_in_the_sessions_venus_settings_is_one_sentence(exported_audio_bundle, venus, sentence):
+    cfg = bundle_session(exported_audio_bundle, venus)
     with pytest.raises(SettingsError) as err:
         make_supervisor(cfg, nodes_for(cfg))
     assert str(err.value) == sentence
 
 
-def test_the_command_line_says_it_before_any_node_starts(tmp_path):
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
+def test_the_command_line_says_it_before_any_node_starts(tmp_path, site_bundle):
+    bundle = site_bundle
     (bundle / "venus.json").write_text(json.dumps({"n_ctx": "big"}))
     sf.write(tmp_path / "in.wav", np.zeros(16000, np.float32), 16000)
     r = subprocess.run([sys.executable, "-m", "edge.cli", "--bundle", str(bundle), "--mic", str(tmp_path / "in.wav"),
