@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from edge.messages.work_states import (CANCELLED, CANCELLING, COMPLETED, DELIVERED, DELIVERING, FAILED,  # noqa: F401
-                                       OWED, QUEUED, RUNNING, STATES, TERMINAL, WORKING)
+                                       QUEUED, RUNNING, TERMINAL)
 
 TRANSITIONS: dict[str, frozenset[str]] = {
     QUEUED: frozenset({RUNNING, CANCELLED, FAILED}),
