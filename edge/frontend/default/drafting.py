@@ -168,7 +168,7 @@ class Drafting:
         history = self._with_user(text)
         if self.s.rules and by_rule(protocol.strip_protocol(text), history) is not None:
             return False
-        if self._not_caught(text, utt.read[3] if utt.read is not None and utt.read[2] == text else None):
+        if self._not_caught(text, utt.heard(text)):
             return False  # the boundary asks it back: nothing to draft
         t0 = time.perf_counter()
         budget = None

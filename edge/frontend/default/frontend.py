@@ -200,8 +200,8 @@ class DefaultFrontend(Conversation, Drafting, SpokenResults, AskingBack, Fronten
         `heard`: how sure whisper was of `text`, when it was not read by `_transcribe`."""
         if text is None:
             text = self._transcribe(utt, out)
-        if heard is None and utt.read is not None and utt.read[2] == text:
-            heard = utt.read[3]
+        if heard is None:
+            heard = utt.heard(text)
         out.user_text = text
         out.info["user_end_ns"] = utt.last_voice_ns
         about = self._confirmed(text) if text.strip() else None

@@ -33,6 +33,10 @@ class Utterance:
     # The newest transcript: (last voice then, its audio's end, text, how sure whisper was of it)
     read: tuple[int, int, str, Heard | None] | None = None
 
+    def heard(self, text: str) -> Heard | None:
+        """How sure whisper was of `text`, when it is the newest transcript of this utterance (else None)."""
+        return self.read[3] if self.read is not None and self.read[2] == text else None
+
     def samples(self, end_ns: int | None = None) -> np.ndarray:
         a = np.concatenate(self.audio) if self.audio else np.zeros(0, np.float32)
         if end_ns is not None:
